@@ -1,0 +1,59 @@
+package model
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+)
+
+// CanonicalJSON re-encodes a JSON document with object keys sorted, no
+// insignificant whitespace and numbers kept verbatim, so that two documents that
+// mean the same compare equal as strings. Backends in other languages serialise
+// differently; tables are compared in this form.
+func CanonicalJSON(raw []byte) (string, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "", fmt.Errorf("canonical json: empty document")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", fmt.Errorf("canonical json: %w", err)
+	}
+	if dec.More() {
+		return "", fmt.Errorf("canonical json: trailing data after document")
+	}
+	out, err := marshalNoEscape(v)
+	if err != nil {
+		return "", fmt.Errorf("canonical json: %w", err)
+	}
+	return string(out), nil
+}
+
+// canonicalObject is CanonicalJSON for values that must be JSON objects
+// (contexts, trace entries). A nil or empty value stands for {}.
+func canonicalObject(raw json.RawMessage, what string) (string, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "{}", nil
+	}
+	s, err := CanonicalJSON(raw)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	if s == "" || s[0] != '{' {
+		return "", fmt.Errorf("%s: must be a JSON object, got %.40s", what, s)
+	}
+	return s, nil
+}
+
+// marshalNoEscape is json.Marshal without HTML escaping, so that '<', '>' and
+// '&' survive a round trip through any other language's encoder unchanged.
+func marshalNoEscape(v any) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(buf.Bytes(), "\n"), nil
+}
