@@ -214,3 +214,10 @@ func AsConflict(err error) (*StoreConflict, bool) {
 // ErrInvalidArgument marks a request the contract rejects before touching
 // storage: a page limit below 1, a cursor the store did not issue.
 var ErrInvalidArgument = errors.New("invalid argument")
+
+// ErrNotApplied marks a failed write that provably changed nothing (the
+// transaction never began, or was rolled back before commit). A history
+// records such a write as failed. Any other failed write has an unknown
+// outcome: it may or may not have been applied, and is recorded as
+// indeterminate.
+var ErrNotApplied = errors.New("write not applied")
