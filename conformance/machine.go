@@ -1,0 +1,443 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"pgregory.net/rapid"
+
+	"github.com/storecheck/storecheck/model"
+)
+
+// Stats counts what the state-machine property did, across test cases.
+type Stats struct {
+	Cases atomic.Int64 // test cases started
+	Ops   atomic.Int64 // store operations compared
+}
+
+// Property returns the rapid state-machine property: every test case takes an
+// empty store from h and an empty reference model with the same trace cap,
+// applies a random sequence of operations to both — including deliberately
+// stale commits — compares every result, and compares all six tables after
+// every step. stats may be nil.
+func Property(h *Harness, stats *Stats) func(*rapid.T) {
+	if stats == nil {
+		stats = &Stats{}
+	}
+	return func(t *rapid.T) {
+		ctx := context.Background()
+		cfg := model.Config{TraceMax: rapid.SampledFrom([]int{0, 1, 3, model.DefaultTraceMax}).Draw(t, "trace_max")}
+		store, release, err := h.Get(ctx, cfg)
+		if err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+		defer func() {
+			if err := release(); err != nil {
+				t.Errorf("harness: close store: %v", err)
+			}
+		}()
+		stats.Cases.Add(1)
+		m := &machine{ctx: ctx, store: store, ref: model.NewReference(cfg), stats: stats,
+			seenOutbox: map[int64]bool{}, seenSpawns: map[int64]bool{}}
+		t.Logf("store opened with trace_max=%d", cfg.TraceMax)
+		t.Repeat(m.actions())
+	}
+}
+
+// machine is one test case: the store under test and the reference side by
+// side.
+type machine struct {
+	ctx   context.Context
+	store model.Store
+	ref   *model.Reference
+	stats *Stats
+
+	// Every seq the store has shown, to prove seqs are never reused: an
+	// INTEGER PRIMARY KEY without AUTOINCREMENT hands the seq of an acked
+	// last entry to the next emit, and a late ack then deletes the wrong one.
+	seenOutbox, seenSpawns map[int64]bool
+	maxOutbox, maxSpawns   int64
+}
+
+func (m *machine) actions() map[string]func(*rapid.T) {
+	return map[string]func(*rapid.T){
+		"commit":         m.commit,
+		"save":           m.save,
+		"load":           m.load,
+		"load_for_event": m.loadForEvent,
+		"is_processed":   m.isProcessed,
+		"list":           m.list,
+		"ack_outbox":     m.ackOutbox,
+		"ack_spawn":      m.ackSpawn,
+		"due_timers":     m.dueTimers,
+		"delete_timer":   m.deleteTimer,
+		"append_trace":   m.appendTrace,
+		"read_trace":     m.readTrace,
+		"":               m.invariant,
+	}
+}
+
+// fail stops the test case with the guarantee that broke.
+func fail(t *rapid.T, op string, err error) {
+	t.Helper()
+	t.Fatalf("%s: store differs from the reference model: %v", op, err)
+}
+
+func (m *machine) op() { m.stats.Ops.Add(1) }
+
+// currentVersion is the reference's version of id (0 when absent).
+func (m *machine) currentVersion(t *rapid.T, id string) int64 {
+	exe, err := m.ref.Load(m.ctx, id)
+	if err != nil {
+		t.Fatalf("reference load: %v", err)
+	}
+	if exe == nil {
+		return 0
+	}
+	return exe.Version
+}
+
+// drawVersion is mostly the current version, sometimes a stale or future one.
+func (m *machine) drawVersion(t *rapid.T, id string) (int64, string) {
+	cur := m.currentVersion(t, id)
+	switch rapid.IntRange(0, 9).Draw(t, "version_choice") {
+	case 0:
+		if cur == 0 {
+			return 0, "current"
+		}
+		return cur - 1, "stale"
+	case 1:
+		return cur + 1, "ahead"
+	case 2:
+		return 0, "zero"
+	default:
+		return cur, "current"
+	}
+}
+
+func (m *machine) commit(t *rapid.T) { m.write(t, true) }
+func (m *machine) save(t *rapid.T)   { m.write(t, false) }
+
+func (m *machine) write(t *rapid.T, withBatch bool) {
+	id := rapid.SampledFrom(executionIDs).Draw(t, "id")
+	version, kind := m.drawVersion(t, id)
+	exe := drawExecution(t, id, version)
+	var batch model.Batch
+	if withBatch {
+		batch = drawBatch(t, executionIDs)
+	}
+	refExe, gotExe := exe.Clone(), exe.Clone()
+	var wantErr, gotErr error
+	name := "save"
+	if withBatch {
+		name = "commit"
+		wantErr = m.ref.Commit(m.ctx, refExe, batch)
+		gotErr = m.store.Commit(m.ctx, gotExe, batch)
+	} else {
+		wantErr = m.ref.Save(m.ctx, refExe)
+		gotErr = m.store.Save(m.ctx, gotExe)
+	}
+	m.op()
+	outcome := fmt.Sprintf("ok at v%d", refExe.Version)
+	if wantErr != nil {
+		outcome = wantErr.Error()
+	}
+	t.Logf("step: %s %q from v%d (%s version) [%s] -> %s", name, id, version, kind, describeBatch(batch), outcome)
+	if err := sameWriteOutcome(wantErr, gotErr); err != nil {
+		fail(t, name, err)
+	}
+	if gotExe.Version != refExe.Version {
+		fail(t, name, fmt.Errorf("caller's version after the write: want %d, got %d (a failed write must leave it unchanged)", refExe.Version, gotExe.Version))
+	}
+}
+
+func (m *machine) drawReadID(t *rapid.T) string {
+	return rapid.SampledFrom(append([]string{missingID}, executionIDs...)).Draw(t, "id")
+}
+
+func (m *machine) load(t *rapid.T) {
+	id := m.drawReadID(t)
+	want, wantErr := m.ref.Load(m.ctx, id)
+	got, gotErr := m.store.Load(m.ctx, id)
+	m.op()
+	t.Logf("step: load %q", id)
+	if wantErr != nil {
+		t.Fatalf("reference load: %v", wantErr)
+	}
+	if gotErr != nil {
+		fail(t, "load", gotErr)
+	}
+	if err := sameExecution(want, got); err != nil {
+		fail(t, "load", err)
+	}
+}
+
+func (m *machine) loadForEvent(t *rapid.T) {
+	id := m.drawReadID(t)
+	ev := rapid.SampledFrom(eventIDs).Draw(t, "event_id")
+	want, wantDone, wantErr := m.ref.LoadForEvent(m.ctx, id, ev)
+	got, gotDone, gotErr := m.store.LoadForEvent(m.ctx, id, ev)
+	m.op()
+	t.Logf("step: load_for_event %q %q", id, ev)
+	if wantErr != nil {
+		t.Fatalf("reference load_for_event: %v", wantErr)
+	}
+	if gotErr != nil {
+		fail(t, "load_for_event", gotErr)
+	}
+	if err := sameExecution(want, got); err != nil {
+		fail(t, "load_for_event", err)
+	}
+	if wantDone != gotDone {
+		fail(t, "load_for_event", fmt.Errorf("already_processed: want %v, got %v", wantDone, gotDone))
+	}
+}
+
+func (m *machine) isProcessed(t *rapid.T) {
+	id := m.drawReadID(t)
+	ev := rapid.SampledFrom(eventIDs).Draw(t, "event_id")
+	want, _ := m.ref.IsProcessed(m.ctx, id, ev)
+	got, err := m.store.IsProcessed(m.ctx, id, ev)
+	m.op()
+	t.Logf("step: is_processed %q %q", id, ev)
+	if err != nil {
+		fail(t, "is_processed", err)
+	}
+	if want != got {
+		fail(t, "is_processed", fmt.Errorf("want %v, got %v", want, got))
+	}
+}
+
+// list pages through a random filter to the end on both sides, following each
+// side's own opaque cursor.
+func (m *machine) list(t *rapid.T) {
+	var f model.ListFilter
+	if rapid.Bool().Draw(t, "filter_definition?") {
+		def := rapid.SampledFrom([]string{"def-a", "def-b", "2024-06-01T00:00:00Z", "def-none"}).Draw(t, "definition_id")
+		f.DefinitionID = &def
+	}
+	f.Statuses = rapid.SliceOfNDistinct(rapid.SampledFrom(statuses), 0, 2, rapid.ID[string]).Draw(t, "statuses")
+	f.RootsOnly = rapid.Bool().Draw(t, "roots_only")
+	f.Limit = rapid.IntRange(1, 3).Draw(t, "limit")
+	t.Logf("step: list definition=%v statuses=%v roots_only=%v limit=%d", deref(f.DefinitionID), f.Statuses, f.RootsOnly, f.Limit)
+	wantF, gotF := f, f
+	for page := 0; page <= len(executionIDs)+1; page++ {
+		want, err := m.ref.ListExecutions(m.ctx, wantF)
+		if err != nil {
+			t.Fatalf("reference list: %v", err)
+		}
+		got, err := m.store.ListExecutions(m.ctx, gotF)
+		m.op()
+		if err != nil {
+			fail(t, fmt.Sprintf("list page %d", page), err)
+		}
+		if err := samePage(want, got); err != nil {
+			fail(t, fmt.Sprintf("list page %d", page), err)
+		}
+		if want.Next == "" {
+			return
+		}
+		wantF.Cursor, gotF.Cursor = want.Next, got.Next
+	}
+	fail(t, "list", fmt.Errorf("pagination did not end after %d pages", len(executionIDs)+2))
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return "any"
+	}
+	return *p
+}
+
+// ackOutbox reads both outboxes, compares them, then acks the same entry on
+// both sides (by position, since seqs are the store's own), or a seq that is
+// absent on both.
+func (m *machine) ackOutbox(t *rapid.T) {
+	want, err := m.ref.PendingOutbox(m.ctx)
+	if err != nil {
+		t.Fatalf("reference pending_outbox: %v", err)
+	}
+	got, err := m.store.PendingOutbox(m.ctx)
+	m.op()
+	if err != nil {
+		fail(t, "pending_outbox", err)
+	}
+	t.Logf("step: pending_outbox (%d entries)", len(want))
+	if err := sameOutbox(want, got); err != nil {
+		fail(t, "pending_outbox", err)
+	}
+	wantSeq, gotSeq, what := m.pickAck(t, len(want), func(i int) (int64, int64) { return want[i].Seq, got[i].Seq }, m.maxOutbox)
+	t.Logf("step: ack_outbox %s", what)
+	if err := m.ref.AckOutbox(m.ctx, wantSeq); err != nil {
+		t.Fatalf("reference ack_outbox: %v", err)
+	}
+	if err := m.store.AckOutbox(m.ctx, gotSeq); err != nil {
+		fail(t, "ack_outbox", err)
+	}
+	m.op()
+}
+
+func (m *machine) ackSpawn(t *rapid.T) {
+	want, err := m.ref.PendingSpawns(m.ctx)
+	if err != nil {
+		t.Fatalf("reference pending_spawns: %v", err)
+	}
+	got, err := m.store.PendingSpawns(m.ctx)
+	m.op()
+	if err != nil {
+		fail(t, "pending_spawns", err)
+	}
+	t.Logf("step: pending_spawns (%d entries)", len(want))
+	if err := sameSpawns(want, got); err != nil {
+		fail(t, "pending_spawns", err)
+	}
+	wantSeq, gotSeq, what := m.pickAck(t, len(want), func(i int) (int64, int64) { return want[i].Seq, got[i].Seq }, m.maxSpawns)
+	t.Logf("step: ack_spawn %s", what)
+	if err := m.ref.AckSpawn(m.ctx, wantSeq); err != nil {
+		t.Fatalf("reference ack_spawn: %v", err)
+	}
+	if err := m.store.AckSpawn(m.ctx, gotSeq); err != nil {
+		fail(t, "ack_spawn", err)
+	}
+	m.op()
+}
+
+// pickAck chooses the pending entry at a random position, or — to check that
+// acking an absent seq is a no-op — a seq past every one issued.
+func (m *machine) pickAck(t *rapid.T, n int, seqs func(int) (int64, int64), maxSeen int64) (int64, int64, string) {
+	if n == 0 || rapid.IntRange(0, 4).Draw(t, "ack_absent") == 0 {
+		return math.MaxInt32, maxSeen + 1000, "an absent seq"
+	}
+	i := rapid.IntRange(0, n-1).Draw(t, "ack_position")
+	w, g := seqs(i)
+	return w, g, fmt.Sprintf("entry %d of %d", i, n)
+}
+
+func (m *machine) dueTimers(t *rapid.T) {
+	// now is often exactly a fire_at, since due means fire_at <= now.
+	now := rapid.SampledFrom(append([]float64{0, 2.4999, 1e12}, fireTimes...)).Draw(t, "now")
+	want, err := m.ref.DueTimers(m.ctx, now)
+	if err != nil {
+		t.Fatalf("reference due_timers: %v", err)
+	}
+	got, err := m.store.DueTimers(m.ctx, now)
+	m.op()
+	t.Logf("step: due_timers now=%v (%d due)", now, len(want))
+	if err != nil {
+		fail(t, "due_timers", err)
+	}
+	if err := sameDueTimers(want, got); err != nil {
+		fail(t, "due_timers", err)
+	}
+}
+
+// deleteTimer sweeps a timer with its current fire_at, a stale one (the timer
+// was re-armed since the sweep read it), or one that does not exist.
+func (m *machine) deleteTimer(t *rapid.T) {
+	id := rapid.SampledFrom(executionIDs).Draw(t, "id")
+	path := rapid.SampledFrom(timerPaths).Draw(t, "path")
+	fireAt := rapid.SampledFrom(fireTimes).Draw(t, "fire_at")
+	if due, _ := m.ref.DueTimers(m.ctx, math.Inf(1)); rapid.Bool().Draw(t, "sweep_existing") {
+		for _, d := range due {
+			if d.ExecutionID == id && d.Path == path {
+				fireAt = d.FireAt
+			}
+		}
+	}
+	t.Logf("step: delete_timer %q %q fire_at=%v", id, path, fireAt)
+	if err := m.ref.DeleteTimer(m.ctx, id, path, fireAt); err != nil {
+		t.Fatalf("reference delete_timer: %v", err)
+	}
+	if err := m.store.DeleteTimer(m.ctx, id, path, fireAt); err != nil {
+		fail(t, "delete_timer", err)
+	}
+	m.op()
+}
+
+func (m *machine) appendTrace(t *rapid.T) {
+	id := m.drawReadID(t)
+	entry := drawObject(t, "entry")
+	t.Logf("step: append_trace %q %s", id, entry)
+	if err := m.ref.AppendTrace(m.ctx, id, entry); err != nil {
+		t.Fatalf("reference append_trace: %v", err)
+	}
+	if err := m.store.AppendTrace(m.ctx, id, entry); err != nil {
+		fail(t, "append_trace", err)
+	}
+	m.op()
+}
+
+func (m *machine) readTrace(t *rapid.T) {
+	id := m.drawReadID(t)
+	want, err := m.ref.ReadTrace(m.ctx, id)
+	if err != nil {
+		t.Fatalf("reference read_trace: %v", err)
+	}
+	got, err := m.store.ReadTrace(m.ctx, id)
+	m.op()
+	t.Logf("step: read_trace %q (%d entries)", id, len(want))
+	if err != nil {
+		fail(t, "read_trace", err)
+	}
+	if err := sameTrace(want, got); err != nil {
+		fail(t, "read_trace", err)
+	}
+}
+
+// invariant compares all six tables after every step, and checks that no seq
+// the store ever issued is issued again.
+func (m *machine) invariant(t *rapid.T) {
+	var want *model.Dump
+	var err error
+	if _, ok := m.store.(model.Dumper); ok {
+		want, err = m.ref.Dump(m.ctx)
+	} else {
+		want, err = observe(m.ctx, m.ref) // compare like with like
+	}
+	if err != nil {
+		t.Fatalf("reference tables: %v", err)
+	}
+	got, err := tables(m.ctx, m.store)
+	if err != nil {
+		fail(t, "tables", err)
+	}
+	if diff := model.Diff(want, got, model.DiffOptions{}); len(diff) > 0 {
+		fail(t, "tables", fmt.Errorf("%d differences:\n  %s", len(diff), joinLines(diff)))
+	}
+	for _, r := range got.Outbox {
+		if err := checkFresh(m.seenOutbox, &m.maxOutbox, r.Seq, "outbox"); err != nil {
+			fail(t, "tables", err)
+		}
+	}
+	for _, r := range got.Spawns {
+		if err := checkFresh(m.seenSpawns, &m.maxSpawns, r.Seq, "spawns"); err != nil {
+			fail(t, "tables", err)
+		}
+	}
+}
+
+// checkFresh records seq; a seq not seen before must be above every seq seen.
+func checkFresh(seen map[int64]bool, maxSeen *int64, seq int64, table string) error {
+	if seen[seq] {
+		return nil
+	}
+	if seq <= *maxSeen {
+		return fmt.Errorf("%s: new entry got seq %d, but seq %d was issued before (seqs must be monotonic, never reused)", table, seq, *maxSeen)
+	}
+	seen[seq] = true
+	*maxSeen = seq
+	return nil
+}
+
+func joinLines(lines []string) string {
+	out := ""
+	for i, l := range lines {
+		if i > 0 {
+			out += "\n  "
+		}
+		out += l
+	}
+	return out
+}
