@@ -108,7 +108,9 @@ type preparedCommit struct {
 func EncodeNext(exe *Execution) (string, error) {
 	next := *exe
 	next.Version = exe.Version + 1
-	raw, err := json.Marshal(next)
+	// MarshalJSON directly: json.Marshal would HTML-escape its output, and
+	// the stored bytes must be canonical.
+	raw, err := next.MarshalJSON()
 	if err != nil {
 		return "", fmt.Errorf("encode execution %q: %w", exe.ID, err)
 	}

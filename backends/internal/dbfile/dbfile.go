@@ -1,0 +1,105 @@
+// Package dbfile holds what the embedded SQLite-family backends (sqlite,
+// libsql) share about opening a database file: the connection settings, their
+// defaults, and the checks that turn a bad path into a clear error.
+package dbfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/storecheck/storecheck/backends/sqlstore"
+)
+
+// Memory is the path that selects a private in-memory database.
+const Memory = ":memory:"
+
+// Settings configure every pooled connection of an embedded database.
+type Settings struct {
+	// BusyTimeout is how long a connection waits for a lock held by another
+	// before failing with "database is locked".
+	BusyTimeout time.Duration
+	// Synchronous is PRAGMA synchronous: OFF, NORMAL, FULL or EXTRA.
+	Synchronous string
+	// MaxConns caps the connection pool (a :memory: database always uses one).
+	MaxConns int
+	// Store is passed to sqlstore.New; its Name defaults to the backend's.
+	Store sqlstore.Options
+}
+
+// Defaults are WAL-friendly settings: a 10 s busy timeout, synchronous
+// NORMAL, eight pooled connections.
+func Defaults() Settings {
+	return Settings{BusyTimeout: 10 * time.Second, Synchronous: "NORMAL", MaxConns: 8}
+}
+
+// Check validates the settings, naming backend in the error.
+func (s Settings) Check(backend string) error {
+	switch strings.ToUpper(s.Synchronous) {
+	case "OFF", "NORMAL", "FULL", "EXTRA":
+	default:
+		return fmt.Errorf("%s: synchronous must be OFF, NORMAL, FULL or EXTRA, got %q", backend, s.Synchronous)
+	}
+	if s.BusyTimeout < 0 {
+		return fmt.Errorf("%s: busy timeout must not be negative, got %v", backend, s.BusyTimeout)
+	}
+	if s.MaxConns < 1 {
+		return fmt.Errorf("%s: max connections must be at least 1, got %d", backend, s.MaxConns)
+	}
+	return nil
+}
+
+// Pragma is one PRAGMA assignment.
+type Pragma struct{ Name, Value string }
+
+// SQL returns the pragma as a statement.
+func (p Pragma) SQL() string { return "PRAGMA " + p.Name + " = " + p.Value }
+
+// Pragmas are what every pooled connection of a file database runs,
+// busy_timeout first so that the others wait for locks too. journal_mode
+// is persistent, so setting it again on each connection is a no-op.
+func (s Settings) Pragmas() []Pragma {
+	return []Pragma{
+		{"busy_timeout", fmt.Sprint(s.BusyTimeout.Milliseconds())},
+		{"synchronous", strings.ToUpper(s.Synchronous)},
+		{"journal_mode", "WAL"},
+	}
+}
+
+// CheckPath rejects an empty path and a file path whose directory does not
+// exist, so that opening neither creates directories nor fails with the
+// driver's "unable to open database file". Memory passes.
+func CheckPath(backend, path string) error {
+	if path == "" {
+		return fmt.Errorf("%s: empty database path (give a file path, or %s)", backend, Memory)
+	}
+	if path == Memory {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s: open %q: directory %q does not exist", backend, path, dir)
+	case err != nil:
+		return fmt.Errorf("%s: open %q: %w", backend, path, err)
+	case !info.IsDir():
+		return fmt.Errorf("%s: open %q: %q is not a directory", backend, path, dir)
+	}
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return fmt.Errorf("%s: open %q: is a directory", backend, path)
+	}
+	return nil
+}
+
+// FileURI returns the file: URI of path for drivers that open URIs (both
+// modernc and go-libsql do): the characters that end or escape a URI path,
+// %, ? and #, are percent-encoded, so a file named "a?b" is not opened as
+// "a" with a query.
+func FileURI(path string) string {
+	return "file:" + strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.Clean(path))
+}

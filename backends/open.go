@@ -1,0 +1,127 @@
+// Package backends opens an execution store from a URL such as
+// "sqlite:/tmp/x.db". Each scheme is one entry of the table Schemes returns;
+// adding a backend (mutant:, rqlite:, lagsim:, exec:) means adding an entry.
+package backends
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/storecheck/storecheck/backends/internal/dbfile"
+	"github.com/storecheck/storecheck/backends/libsql"
+	"github.com/storecheck/storecheck/backends/sqlite"
+	"github.com/storecheck/storecheck/model"
+)
+
+// Scheme is one kind of backend URL.
+type Scheme struct {
+	// Name is the scheme without its colon, e.g. "sqlite".
+	Name string
+	// Example is a URL of this scheme.
+	Example string
+	// Description says in one sentence what the backend is.
+	Description string
+	// Validate rejects a malformed rest of the URL without opening anything,
+	// so bad input fails before a run starts; nil accepts any rest.
+	Validate func(rest string) error
+	// Open opens the store for the part of the URL after "Name:".
+	Open func(ctx context.Context, rest string, cfg model.Config) (model.Store, error)
+}
+
+// Schemes returns every known scheme, in the order List shows them.
+func Schemes() []Scheme {
+	return []Scheme{
+		{
+			Name:        "memory",
+			Example:     "memory:",
+			Description: "The in-memory reference model (model.Reference); nothing is durable.",
+			Validate:    validateMemory,
+			Open:        openMemory,
+		},
+		{
+			Name:        "sqlite",
+			Example:     "sqlite:/tmp/store.db",
+			Description: "SQLite via modernc.org/sqlite (pure Go), WAL file or sqlite::memory:, running the seed's SQL.",
+			Validate:    func(path string) error { return dbfile.CheckPath("sqlite", path) },
+			Open: func(ctx context.Context, path string, cfg model.Config) (model.Store, error) {
+				return sqlite.Open(ctx, path, cfg)
+			},
+		},
+		{
+			Name:        "libsql",
+			Example:     "libsql:/tmp/store.db",
+			Description: "libSQL local file via github.com/tursodatabase/go-libsql (cgo), running the seed's SQL.",
+			Validate:    func(path string) error { return dbfile.CheckPath("libsql", path) },
+			Open: func(ctx context.Context, path string, cfg model.Config) (model.Store, error) {
+				return libsql.Open(ctx, path, cfg)
+			},
+		},
+	}
+}
+
+// List returns one line per known scheme: name, example URL, description.
+func List() []string {
+	var out []string
+	for _, s := range Schemes() {
+		out = append(out, fmt.Sprintf("%-8s %-24s %s", s.Name, s.Example, s.Description))
+	}
+	return out
+}
+
+// Open opens the store rawURL names, as "scheme:rest".
+func Open(ctx context.Context, rawURL string, cfg model.Config) (model.Store, error) {
+	s, rest, err := lookup(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return s.Open(ctx, rest, cfg)
+}
+
+// Validate reports whether rawURL names a known backend with a well-formed
+// rest, without opening anything.
+func Validate(rawURL string) error {
+	s, rest, err := lookup(rawURL)
+	if err != nil {
+		return err
+	}
+	if s.Validate != nil {
+		return s.Validate(rest)
+	}
+	return nil
+}
+
+func lookup(rawURL string) (Scheme, string, error) {
+	name, rest, ok := strings.Cut(rawURL, ":")
+	if !ok || name == "" {
+		return Scheme{}, "", fmt.Errorf("backend URL %q has no scheme (want scheme:…, known: %s)", rawURL, known())
+	}
+	for _, s := range Schemes() {
+		if s.Name == name {
+			return s, rest, nil
+		}
+	}
+	return Scheme{}, "", fmt.Errorf("unknown backend %q (known: %s)", name+":", known())
+}
+
+func known() string {
+	var names []string
+	for _, s := range Schemes() {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+func validateMemory(rest string) error {
+	if rest != "" {
+		return fmt.Errorf("backend memory: takes nothing after the colon, got %q", rest)
+	}
+	return nil
+}
+
+func openMemory(_ context.Context, rest string, cfg model.Config) (model.Store, error) {
+	if err := validateMemory(rest); err != nil {
+		return nil, err
+	}
+	return model.NewReference(cfg), nil
+}

@@ -1,0 +1,90 @@
+package backends
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storecheck/storecheck/model"
+)
+
+// TestOpenSchemes opens every scheme, file databases in a directory whose
+// name a file: URI would misread, and checks each file is where it was asked.
+func TestOpenSchemes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "a b%20c#d")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range []string{
+		"memory:",
+		"sqlite::memory:",
+		"sqlite:" + filepath.Join(dir, "a?x=1.db"),
+		"libsql:" + filepath.Join(dir, "b?x=1.db"),
+		"libsql::memory:",
+	} {
+		t.Run(url, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := Open(ctx, url, model.DefaultConfig())
+			if err != nil && strings.Contains(err.Error(), "without cgo") {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			exe := &model.Execution{ID: "a"}
+			if err := s.Save(ctx, exe); err != nil || exe.Version != 1 {
+				t.Fatalf("save: %v, version %d", err, exe.Version)
+			}
+			if _, path, _ := strings.Cut(url, ":"); strings.HasPrefix(path, dir) {
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("no database at %s: %v", path, err)
+				}
+			}
+		})
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing", "x.db")
+	cases := []struct{ url, want string }{
+		{"nope:x", `unknown backend "nope:" (known: memory, sqlite, libsql)`},
+		{"nope:", `unknown backend "nope:" (known: memory, sqlite, libsql)`},
+		{"store.db", `backend URL "store.db" has no scheme`},
+		{":memory:", `has no scheme`},
+		{"", `has no scheme`},
+		{"memory:x", `takes nothing after the colon`},
+		{"sqlite:", `sqlite: empty database path`},
+		{"libsql:", `libsql: empty database path`},
+		{"sqlite:" + missing, `does not exist`},
+		{"libsql:" + missing, `does not exist`},
+	}
+	for _, c := range cases {
+		s, err := Open(context.Background(), c.url, model.DefaultConfig())
+		if err == nil {
+			s.Close()
+			t.Errorf("Open(%q) succeeded, want %q", c.url, c.want)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Open(%q) = %q, want one line containing %q", c.url, err, c.want)
+		}
+	}
+}
+
+func TestList(t *testing.T) {
+	lines := List()
+	if len(lines) != len(Schemes()) {
+		t.Fatalf("List has %d lines for %d schemes", len(lines), len(Schemes()))
+	}
+	for i, s := range Schemes() {
+		if !strings.HasPrefix(lines[i], s.Name+" ") || !strings.Contains(lines[i], s.Example) || strings.Contains(lines[i], "\n") {
+			t.Errorf("line %q does not show %s", lines[i], s.Name)
+		}
+		if !strings.HasPrefix(s.Example, s.Name+":") {
+			t.Errorf("example %q is not a %s: URL", s.Example, s.Name)
+		}
+	}
+}
