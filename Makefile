@@ -1,0 +1,37 @@
+# storecheck — make targets. cgo is on: the libSQL driver links a static libSQL.
+export CGO_ENABLED := 1
+
+GO      ?= go
+OUT     ?= storecheck-out
+BIN     := bin/storecheck
+PKGS    := ./...
+
+.PHONY: all build run test test-short lint bench clean
+
+all: lint test
+
+build:
+	$(GO) build -o $(BIN) ./cmd/storecheck
+
+## run: the main job on the embedded default (memory, sqlite, libsql); no servers needed.
+run: build
+	./$(BIN) run --out $(OUT)
+
+## test: every test; backends that need servers report NOT RUN (skipped) with the reason.
+test:
+	$(GO) test -count=1 -timeout 30m $(PKGS)
+
+test-short:
+	$(GO) test -count=1 -short $(PKGS)
+
+## lint: formatting and vet.
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet $(PKGS)
+
+## bench: Go benchmarks, benchstat-friendly (run twice or more and compare with benchstat).
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem -count 1 $(PKGS)
+
+clean:
+	rm -rf bin $(OUT)

@@ -1,0 +1,22 @@
+// Command storecheck proves durable execution stores keep their contract:
+// property-based sequences against a reference model, linearizability of
+// concurrent histories, fault injection, and qualification reports.
+//
+// Run 'storecheck help' for the commands.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/storecheck/storecheck/internal/cli"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := cli.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

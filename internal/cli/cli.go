@@ -1,0 +1,89 @@
+// Package cli is the storecheck command line. Main is the whole program; the
+// binary in cmd/storecheck only wires it to the process, so tests can run any
+// command line in-process and check its exit code and output.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Exit codes.
+const (
+	ExitOK    = 0 // every run passed
+	ExitFail  = 1 // a check failed (or a gate's condition was not met)
+	ExitUsage = 2 // bad usage or a harness error
+)
+
+// usageError is bad input: one line on stderr and exit 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, env *env, args []string) (int, error)
+}
+
+// env is what every command writes to.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+func commands() []command {
+	return []command{
+		{"run", "run scenarios against backends and write DIR/summary.json", runCommand},
+		{"scenarios", "list the scenarios, one line each", scenariosCommand},
+		{"backends", "list the backend URL forms, one line each", backendsCommand},
+	}
+}
+
+// Main runs one storecheck command line and returns the exit code.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		printUsage(stdout)
+		if len(args) == 0 {
+			return ExitUsage
+		}
+		return ExitOK
+	}
+	for _, c := range commands() {
+		if c.name != args[0] {
+			continue
+		}
+		code, err := c.run(ctx, e, args[1:])
+		if err != nil {
+			fmt.Fprintf(stderr, "storecheck %s: %s\n", c.name, oneLine(err))
+			var u usageError
+			if errors.As(err, &u) || code == ExitOK {
+				return ExitUsage
+			}
+		}
+		return code
+	}
+	fmt.Fprintf(stderr, "storecheck: unknown command %q (run 'storecheck help' for the list)\n", args[0])
+	return ExitUsage
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: storecheck COMMAND [flags]")
+	fmt.Fprintln(w)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run 'storecheck COMMAND -h' for a command's flags.")
+}
+
+// oneLine keeps an error message to one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}

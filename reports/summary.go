@@ -1,0 +1,120 @@
+// Package reports writes what a run found, for the three places people read
+// it: a CI job (exit code, JUnit), an engineer's terminal, and a release
+// qualification report. summary.json is the machine-readable record every
+// other form is rendered from.
+package reports
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Verdict is the outcome of one backend × scenario run.
+type Verdict string
+
+const (
+	// Pass: every check ran and held.
+	Pass Verdict = "PASS"
+	// Fail: a check ran and found a broken guarantee.
+	Fail Verdict = "FAIL"
+	// NotRun: the run could not start (no server, no image, no Docker); the
+	// reason says why. Never counted as a pass.
+	NotRun Verdict = "NOT RUN"
+	// Interrupted: the run was stopped (Ctrl-C) before it could decide.
+	Interrupted Verdict = "INTERRUPTED"
+)
+
+// Summary is summary.json.
+type Summary struct {
+	Seed    uint64 `json:"seed"`
+	Command string `json:"command,omitempty"`
+	Runs    []Run  `json:"runs"`
+}
+
+// Run is one backend × scenario entry of a summary.
+type Run struct {
+	Backend    string  `json:"backend"`
+	Scenario   string  `json:"scenario"`
+	Verdict    Verdict `json:"verdict"`
+	Reason     string  `json:"reason,omitempty"`
+	Seed       uint64  `json:"seed"`
+	Reproduce  string  `json:"reproduce"`
+	DurationMS int64   `json:"duration_ms"`
+	Ops        int64   `json:"ops"`
+	// Guarantee names the broken guarantee on FAIL.
+	Guarantee string `json:"guarantee,omitempty"`
+	// Cases is the number of property test cases (conformance).
+	Cases int64 `json:"cases,omitempty"`
+	// MinimalSteps is the shrunk failing sequence (conformance).
+	MinimalSteps []string `json:"minimal_steps,omitempty"`
+	// Dir is the run's own folder, relative to the summary.
+	Dir string `json:"dir,omitempty"`
+	// Metrics holds scenario-specific figures (conflict rate, checker time…).
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// Options are the scenario options the run used, for replay.
+	Options map[string]string `json:"options,omitempty"`
+}
+
+// ExitCode is what a command that produced s exits with: 0 when every run
+// passed, 1 when any failed or was interrupted, or (with failOnNotRun) was
+// not run.
+func (s *Summary) ExitCode(failOnNotRun bool) int {
+	code := 0
+	for _, r := range s.Runs {
+		switch r.Verdict {
+		case Fail, Interrupted:
+			code = 1
+		case NotRun:
+			if failOnNotRun {
+				code = 1
+			}
+		}
+	}
+	return code
+}
+
+// WriteJSON writes v as indented JSON to path atomically: a reader never sees
+// a half-written file, and a failed write leaves no file claiming anything.
+func WriteJSON(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	return WriteFileAtomic(path, append(b, '\n'))
+}
+
+// WriteFileAtomic writes data to a temporary file beside path and renames it
+// into place.
+func WriteFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadSummary reads a summary.json.
+func ReadSummary(path string) (*Summary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read summary: %w", err)
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("read summary %s: not a storecheck summary: %w", path, err)
+	}
+	return &s, nil
+}

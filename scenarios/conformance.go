@@ -1,0 +1,55 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/storecheck/storecheck/conformance"
+	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/reports"
+)
+
+func defaultProbeConfig() model.Config { return model.DefaultConfig() }
+
+// conformanceScenario runs the rapid state machine: random sequences over
+// every operation against the backend and the reference model, results and
+// all six tables compared after every step (property 1, model conformance).
+func conformanceScenario() Scenario {
+	return Scenario{
+		Name:    "conformance",
+		Summary: "random operation sequences against the reference model; results and all six tables compared after every step",
+		Run:     runConformance,
+	}
+}
+
+func runConformance(ctx context.Context, t Target, p Params) Result {
+	if err := probe(ctx, t); err != nil {
+		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be opened: %v", err)}
+	}
+	rep, err := conformance.Check(ctx, t.Open, conformance.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps})
+	res := Result{Ops: rep.Ops, Cases: rep.Cases}
+	if p.OutDir != "" && len(rep.Output) > 0 {
+		if werr := os.WriteFile(filepath.Join(p.OutDir, "rapid.log"), []byte(strings.Join(rep.Output, "\n")+"\n"), 0o644); werr != nil && p.Logger != nil {
+			p.Logger.Warn("could not keep the rapid log", "err", werr)
+		}
+	}
+	switch {
+	case err != nil && errors.Is(err, context.Canceled):
+		res.Verdict, res.Reason = reports.Interrupted, "interrupted before the property finished"
+	case err != nil:
+		res.Verdict, res.Reason = reports.NotRun, err.Error()
+	case rep.Passed:
+		res.Verdict = reports.Pass
+	default:
+		res.Verdict = reports.Fail
+		res.Guarantee = "model conformance"
+		res.Reason = strings.TrimPrefix(rep.Failure, "[rapid] ")
+		res.MinimalSteps = rep.MinimalSteps
+		res.Metrics = map[string]float64{"minimal_steps": float64(conformance.StepCount(rep.MinimalSteps))}
+	}
+	return res
+}

@@ -1,0 +1,93 @@
+// Package scenarios holds storecheck's named, reproducible runs. A scenario is
+// plain data: a name, a line saying what it establishes, which backends it
+// applies to, and the function that runs it against one backend. Every random
+// choice a scenario makes comes from Params.Seed.
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/storecheck/storecheck/conformance"
+	"github.com/storecheck/storecheck/reports"
+)
+
+// Target is the backend a scenario runs against.
+type Target struct {
+	// URL is the backend URL as given; print it only through reports.Redact.
+	URL string
+	// Open opens a fresh, empty store of the backend.
+	Open conformance.Opener
+}
+
+// Params are the knobs a scenario reads. Zero values mean the scenario's
+// defaults.
+type Params struct {
+	Seed   uint64
+	OutDir string // the run's own folder; created by the runner
+	Logger *slog.Logger
+
+	// Conformance.
+	Checks int
+	Steps  int
+
+	// Concurrent workloads.
+	Clients    int
+	Executions int
+	Ops        int
+	Duration   time.Duration
+}
+
+// Result is what a scenario reports about one run.
+type Result struct {
+	Verdict      reports.Verdict
+	Reason       string
+	Guarantee    string
+	Ops          int64
+	Cases        int64
+	MinimalSteps []string
+	Metrics      map[string]float64
+}
+
+// Scenario is one named run.
+type Scenario struct {
+	Name    string
+	Summary string
+	// Applies reports whether the scenario makes sense for a backend URL,
+	// and if not, why; nil means it applies to every backend.
+	Applies func(backendURL string) (bool, string)
+	Run     func(ctx context.Context, t Target, p Params) Result
+}
+
+// All returns every scenario, by name.
+func All() []Scenario {
+	list := []Scenario{conformanceScenario()}
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	return list
+}
+
+// Lookup finds a scenario by name.
+func Lookup(name string) (Scenario, error) {
+	var names []string
+	for _, s := range All() {
+		if s.Name == name {
+			return s, nil
+		}
+		names = append(names, s.Name)
+	}
+	return Scenario{}, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", "))
+}
+
+// probe opens the backend once, so that a backend that cannot start is
+// reported NOT RUN with the reason instead of as a failed check.
+func probe(ctx context.Context, t Target) error {
+	s, err := t.Open(ctx, defaultProbeConfig())
+	if err != nil {
+		return err
+	}
+	return s.Close()
+}
