@@ -65,7 +65,7 @@ type Scenario struct {
 
 // All returns every scenario, by name.
 func All() []Scenario {
-	list := []Scenario{conformanceScenario()}
+	list := []Scenario{conformanceScenario(), concurrentScenario()}
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	return list
 }

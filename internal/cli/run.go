@@ -34,7 +34,7 @@ type runFlags struct {
 func (f *runFlags) register(fs *flag.FlagSet) {
 	f.scenarios.split = true
 	fs.Var(&f.backends, "backend", "backend URL, repeatable (default: memory:, and sqlite: and libsql: files in DIR/db); see 'storecheck backends'")
-	fs.Var(&f.scenarios, "scenario", "scenario name(s), repeatable or comma-separated (default conformance); see 'storecheck scenarios'")
+	fs.Var(&f.scenarios, "scenario", "scenario name(s), repeatable or comma-separated (default: every scenario); see 'storecheck scenarios'")
 	fs.Var(&f.seed, "seed", "seed for every random choice (default: a fresh one, printed)")
 	fs.IntVar(&f.checks, "checks", 100, "conformance: test cases (random sequences) to run")
 	fs.IntVar(&f.steps, "steps", 30, "conformance: average operations per sequence")
@@ -81,12 +81,11 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err := f.validate(); err != nil {
 		return ExitUsage, err
 	}
-	names := f.scenarios.values
-	if len(names) == 0 {
-		names = []string{"conformance"}
-	}
 	var scs []scenarios.Scenario
-	for _, n := range names {
+	if len(f.scenarios.values) == 0 {
+		scs = scenarios.All() // each run checks whether its scenario applies
+	}
+	for _, n := range f.scenarios.values {
 		sc, err := scenarios.Lookup(n)
 		if err != nil {
 			return ExitUsage, usagef("%v", err)

@@ -1,0 +1,95 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/storecheck/storecheck/linearizability"
+	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/workload"
+)
+
+// concurrentScenario runs many clients at once against one store, records the
+// history, and checks it: porcupine per execution (properties 2, 8) and the
+// global checks (atomicity, no lost update, effect-once, delivery, timers).
+func concurrentScenario() Scenario {
+	return Scenario{
+		Name:    "concurrent",
+		Summary: "many clients at once; the history checked for linearizability with porcupine, plus atomicity, delivery, dedupe and timer checks",
+		Run:     runConcurrent,
+	}
+}
+
+func runConcurrent(ctx context.Context, t Target, p Params) Result {
+	cfg := model.DefaultConfig()
+	store, err := t.Open(ctx, cfg)
+	if err != nil {
+		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be opened: %v", err)}
+	}
+	defer store.Close()
+	if r, ok := store.(model.Resetter); ok {
+		if err := r.Reset(ctx); err != nil {
+			return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be emptied: %v", err)}
+		}
+	}
+	wcfg := workload.Config{
+		Clients: p.Clients, Executions: p.Executions, Ops: p.Ops, Duration: p.Duration, Seed: p.Seed,
+		TraceMax: cfg.TraceMax, OutDir: p.OutDir, Scenario: "concurrent", Store: reports.Redact(t.URL),
+	}
+	if p.Duration > 0 {
+		wcfg.Ops = 0 // the duration bounds the run
+	}
+	res, err := workload.Run(ctx, store, wcfg)
+	switch {
+	case err != nil && errors.Is(err, context.Canceled):
+		return Result{Verdict: reports.Interrupted, Reason: "interrupted during the workload"}
+	case err != nil:
+		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("workload could not run: %v", err)}
+	}
+	out := Result{Ops: int64(res.Counts.Ops), Metrics: concurrentMetrics(res)}
+	switch res.Verdict {
+	case linearizability.Ok:
+		out.Verdict = reports.Pass
+	case linearizability.Unknown:
+		// A checker that ran out of time proved nothing: never a pass.
+		out.Verdict, out.Reason = reports.Fail, "the linearizability checker timed out: verdict unknown"
+	default:
+		out.Verdict, out.Guarantee = reports.Fail, res.Guarantee
+		out.Reason = firstViolation(res)
+	}
+	return out
+}
+
+func concurrentMetrics(res *workload.Result) map[string]float64 {
+	m := map[string]float64{
+		"commits":       float64(res.Counts.Commits),
+		"conflicts":     float64(res.Counts.Conflicts),
+		"conflict_rate": res.Counts.ConflictRate,
+		"indeterminate": float64(res.Counts.Indeterminate),
+		"failed":        float64(res.Counts.Failed),
+		"traffic_ms":    float64(res.TrafficTime.Milliseconds()),
+		"checker_ms":    float64(res.CheckTime.Milliseconds()),
+	}
+	if s := res.TrafficTime.Seconds(); s > 0 {
+		m["ops_per_sec"] = float64(res.Counts.Ops) / s
+	}
+	return m
+}
+
+// firstViolation is the one-line reason of a failed check.
+func firstViolation(res *workload.Result) string {
+	if res.Report != nil && len(res.Report.Violations) > 0 {
+		line := res.Report.Violations[0].Error()
+		if n := len(res.Report.Violations); n > 1 {
+			line += fmt.Sprintf(" (and %d more)", n-1)
+		}
+		return strings.Join(strings.Fields(line), " ")
+	}
+	if res.Err != nil {
+		return res.Err.Error()
+	}
+	return "history is not linearizable"
+}
