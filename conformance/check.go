@@ -63,7 +63,7 @@ func Check(ctx context.Context, open Opener, cfg CheckConfig) (Report, error) {
 				tb.Errorf("panic: %v", r)
 			}
 		}()
-		rapid.Check(tb, Property(h, stats))
+		rapid.Check(tb, Property(ctx, h, stats))
 	}()
 	rep := Report{Passed: !tb.Failed(), Cases: stats.Cases.Load(), Ops: stats.Ops.Load(), Output: tb.lines}
 	if !rep.Passed {

@@ -17,7 +17,6 @@ package conformance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 
@@ -52,6 +51,9 @@ type reusable interface {
 // Get returns an empty store configured with cfg, and the function that gives
 // it back. The release function must be called before the next Get.
 func (h *Harness) Get(ctx context.Context, cfg model.Config) (model.Store, func() error, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, fmt.Errorf("harness stopped: %w", err)
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.shared == nil && !h.noReuse {
@@ -90,9 +92,4 @@ func (h *Harness) Close() error {
 	err := h.shared.Close()
 	h.shared = nil
 	return err
-}
-
-// errGuarantee wraps a failure with the guarantee it broke.
-func errGuarantee(guarantee string, format string, a ...any) error {
-	return fmt.Errorf("%s: %w", guarantee, errors.New(fmt.Sprintf(format, a...)))
 }

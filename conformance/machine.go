@@ -22,12 +22,14 @@ type Stats struct {
 // applies a random sequence of operations to both — including deliberately
 // stale commits — compares every result, and compares all six tables after
 // every step. stats may be nil.
-func Property(h *Harness, stats *Stats) func(*rapid.T) {
+//
+// ctx bounds the whole property: once it is done, every test case fails at
+// once, so an interrupted run ends quickly.
+func Property(ctx context.Context, h *Harness, stats *Stats) func(*rapid.T) {
 	if stats == nil {
 		stats = &Stats{}
 	}
 	return func(t *rapid.T) {
-		ctx := context.Background()
 		cfg := model.Config{TraceMax: rapid.SampledFrom([]int{0, 1, 3, model.DefaultTraceMax}).Draw(t, "trace_max")}
 		store, release, err := h.Get(ctx, cfg)
 		if err != nil {

@@ -44,6 +44,6 @@ func Run(t *testing.T, open Opener) {
 		}
 	})
 	t.Run("StateMachine", func(t *testing.T) {
-		rapid.Check(t, Property(h, nil))
+		rapid.Check(t, Property(context.Background(), h, nil))
 	})
 }
