@@ -1,0 +1,38 @@
+// Package linearizability records concurrent histories against any
+// model.Store and checks them: per execution with porcupine (a versioned
+// compare-and-swap register, and the trace ring), and across the whole store
+// with checks porcupine is not the tool for (the chain of winning commits,
+// atomicity of side-writes, the outbox and spawn queues, the dedupe ledger,
+// timers).
+//
+// A run goes through three stages, in the manner of etcd's robustness tests:
+//
+//  1. Record. A Recorder wraps the store and hands out Clients. Every call is
+//     stamped at call and return with one monotonic base clock, under a lock.
+//     A client may have one operation in flight; a second is refused at
+//     record time. A write whose outcome is unknown is recorded as
+//     indeterminate, with return time EndOfHistory, and its client carries on
+//     under a new client id, because porcupine needs each client sequential.
+//  2. Heal. After the traffic stops, a heal client reads the final tables
+//     with no faults (Recorder.HealClient); those reads are part of the
+//     history and are marked Heal.
+//  3. Check. Check validates the history's assumptions, runs porcupine per
+//     partition, then the global checks, and returns a Report whose error
+//     names every guarantee broken (errors.Is with ErrLostUpdate,
+//     ErrAtomicity, …).
+//
+// # Witnesses
+//
+// The global checks map every stored row back to the one attempt that wrote
+// it. That is decidable because a workload writes unique witnesses: every
+// commit's execution carries a unique top-level "token" string and the
+// token it believes is stored at the version it commits from ("prev"); its
+// emits, spawns and timers carry unique event ids, child ids and fire_at
+// values; trace entries carry a unique "token". The winning commits of an
+// execution are then the chain of prev links from its final row, which must
+// have exactly (final version) members. See global.go.
+//
+// Histories are saved and loaded as JSON lines (WriteJSONL, ReadJSONL) and
+// can be re-checked offline (CheckFile); a failing partition can be drawn
+// with porcupine's HTML visualization (Visualize).
+package linearizability

@@ -1,0 +1,90 @@
+package linearizability
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Guarantees a check can find broken. Every violation a Report lists wraps
+// exactly one of them, so that callers can tell with errors.Is which check
+// fired; the sentinel's text is the guarantee's name and starts the message.
+var (
+	// ErrLinearizability: no linearization of one execution's register
+	// operations (commit, save, load, load_for_event, is_processed) exists;
+	// typically a stale read or two commits won from one version.
+	ErrLinearizability = errors.New("linearizability")
+	// ErrTraceRing: read_trace results admit no linearization, or the final
+	// ring breaks ascending, contiguous, capped or version-ordered indices.
+	ErrTraceRing = errors.New("trace ring")
+	// ErrLostUpdate: an acknowledged commit is not among the winners, or the
+	// winners do not form one chain up to the final version.
+	ErrLostUpdate = errors.New("lost update")
+	// ErrAtomicity: a commit's side-writes exist although its CAS lost, or
+	// are missing although it won.
+	ErrAtomicity = errors.New("atomicity")
+	// ErrEffectOnce: a dedupe marker of a winning commit is missing, or one
+	// that was seen disappeared.
+	ErrEffectOnce = errors.New("effect-once")
+	// ErrDuplicateDelivery: one emit or spawn is pending twice, under two
+	// seqs, or again after it was acknowledged.
+	ErrDuplicateDelivery = errors.New("duplicate delivery")
+	// ErrLostDelivery: a pending emit or spawn vanished before it was
+	// acknowledged.
+	ErrLostDelivery = errors.New("lost delivery")
+	// ErrDeliveryOrder: seqs not ascending, reused, or out of version order
+	// across the commits of one execution.
+	ErrDeliveryOrder = errors.New("delivery order")
+	// ErrPhantom: a stored row matches no attempt in the history.
+	ErrPhantom = errors.New("phantom write")
+	// ErrTimers: a timer does not hold what the last winning op on its
+	// (execution, path) left, or a stale sweep deleted a re-armed timer.
+	ErrTimers = errors.New("timers")
+)
+
+// AllGuarantees returns the guarantee sentinels in the order reports name
+// them.
+func AllGuarantees() []error {
+	return []error{
+		ErrLostUpdate, ErrLinearizability, ErrAtomicity, ErrEffectOnce, ErrDuplicateDelivery,
+		ErrLostDelivery, ErrDeliveryOrder, ErrPhantom, ErrTimers, ErrTraceRing,
+	}
+}
+
+// Harness errors: the history or its use is wrong, not the store.
+var (
+	// ErrNotRecorded marks a Client call refused before it reached the
+	// store: nothing was recorded and the store was not called.
+	ErrNotRecorded = errors.New("operation not recorded")
+	// ErrOverlap (which also wraps ErrNotRecorded) is returned by a Client
+	// asked to start an operation while another of its operations is in
+	// flight.
+	ErrOverlap = errors.New("overlapping operations on one client")
+	// ErrMalformed marks a history that breaks the recorder's assumptions
+	// (bad JSON line, unknown kind, overlapping client, reused witness).
+	ErrMalformed = errors.New("malformed history")
+)
+
+// Violation is one broken guarantee: which one, on which execution (if any),
+// and what happened, in words.
+type Violation struct {
+	Guarantee error
+	Execution string
+	Msg       string
+}
+
+func (v *Violation) Error() string { return fmt.Sprintf("%v: %s", v.Guarantee, v.Msg) }
+
+// Unwrap returns the guarantee, so that errors.Is(v, ErrAtomicity) works.
+func (v *Violation) Unwrap() error { return v.Guarantee }
+
+// Guarantees returns the names of the guarantees err reports broken, in a
+// fixed order.
+func Guarantees(err error) []string {
+	var out []string
+	for _, g := range AllGuarantees() {
+		if errors.Is(err, g) {
+			out = append(out, g.Error())
+		}
+	}
+	return out
+}

@@ -1,0 +1,259 @@
+package linearizability
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// The global checks read the final tables (the heal reads) together with the
+// whole history. Witnesses make every stored row name the one attempt that
+// wrote it: a commit's data carries its token and the token it believes sits
+// at the version it commits from; its emits, spawns, timer fire_at values
+// and trace entry are unique to it. Then, per execution:
+//
+//   - the winners are the chain of prev links from the final row down to
+//     version 1, exactly (final version) commits, each committed from the
+//     version below it (chain.go);
+//   - an ok commit outside the chain is a lost update; a conflict or a
+//     not-applied failure inside it is an atomicity break; an indeterminate
+//     commit is decided by the chain, and its side-writes must follow;
+//   - every row of every table must belong to a winner (queue.go, rows.go).
+
+// owner is an attempt and the position of one of its side-writes.
+type owner struct {
+	op *Operation
+	i  int
+}
+
+// timerKey identifies a timer row by its witness.
+type timerKey struct {
+	exec, path string
+	fireAt     float64
+}
+
+// procKey is a dedupe marker.
+type procKey struct{ exec, event string }
+
+// globalChecker holds what the checks share.
+type globalChecker struct {
+	h     History
+	rep   *Report
+	ready bool // heal reads and witnesses present
+
+	attempts map[string]*Operation   // token → commit or save
+	byExec   map[string][]*Operation // commits and saves per execution, in history order
+	execs    []string                // sorted keys of byExec
+	emits    map[string]owner        // event id → commit
+	spawns   map[string]owner        // child id → commit
+	fires    map[timerKey]owner      // schedule witness → commit
+	traces   map[string]*Operation   // trace entry id → commit, save or append_trace
+
+	winner  map[*Operation]int64 // winning commit → the version it wrote
+	atVer   map[string][]*Operation
+	chainOK map[string]bool // the execution's winners are known
+
+	final finalTables
+}
+
+// finalTables are the last successful heal reads.
+type finalTables struct {
+	loads, traces          map[string]*Operation
+	outbox, spawns, timers *Operation
+	processed              map[procKey]*Operation
+}
+
+// prepareGlobal indexes the witnesses, reads the final tables and finds each
+// execution's winners. The checker is not ready (and checkRows does nothing)
+// when the history has no heal reads or no witnesses; a note says so. An
+// error means the history reuses a witness, which the checks cannot tell
+// apart.
+func prepareGlobal(h History, rep *Report) (*globalChecker, error) {
+	g := &globalChecker{
+		h: h, rep: rep,
+		attempts: map[string]*Operation{}, byExec: map[string][]*Operation{},
+		emits: map[string]owner{}, spawns: map[string]owner{}, fires: map[timerKey]owner{},
+		traces: map[string]*Operation{}, winner: map[*Operation]int64{},
+		atVer: map[string][]*Operation{}, chainOK: map[string]bool{},
+	}
+	if !g.readFinal() {
+		rep.Notes = append(rep.Notes, "global checks skipped: the history has no heal reads")
+		return g, nil
+	}
+	ok, err := g.index()
+	if err != nil || !ok {
+		return g, err
+	}
+	g.ready = true
+	g.chains()
+	return g, nil
+}
+
+// checkRows runs the checks of the final tables and the queue, ledger and
+// timer reads.
+func (g *globalChecker) checkRows() {
+	if !g.ready {
+		return
+	}
+	g.dedupe()
+	g.queue(outboxQueue(g))
+	g.queue(spawnQueue(g))
+	g.timers()
+	g.traceRings()
+}
+
+// readFinal collects the heal reads; false when there are none.
+func (g *globalChecker) readFinal() bool {
+	f := finalTables{loads: map[string]*Operation{}, traces: map[string]*Operation{}, processed: map[procKey]*Operation{}}
+	found := false
+	for i := range g.h.Ops {
+		op := &g.h.Ops[i]
+		if !op.Heal || op.Output.Outcome != OutcomeOK {
+			continue
+		}
+		found = true
+		switch op.Kind {
+		case KindLoad:
+			f.loads[op.Execution] = latest(f.loads[op.Execution], op)
+		case KindReadTrace:
+			f.traces[op.Execution] = latest(f.traces[op.Execution], op)
+		case KindPendingOutbox:
+			f.outbox = latest(f.outbox, op)
+		case KindPendingSpawns:
+			f.spawns = latest(f.spawns, op)
+		case KindDueTimers:
+			if op.Input.Now == math.MaxFloat64 {
+				f.timers = latest(f.timers, op)
+			}
+		case KindIsProcessed:
+			k := procKey{op.Execution, op.Input.EventID}
+			f.processed[k] = latest(f.processed[k], op)
+		}
+	}
+	g.final = f
+	return found
+}
+
+func latest(have, op *Operation) *Operation {
+	if have == nil || op.Return > have.Return {
+		return op
+	}
+	return have
+}
+
+// index maps every witness to its attempt. It returns false (with a note)
+// when commits carry no tokens, and an error when a witness is reused.
+func (g *globalChecker) index() (bool, error) {
+	dup := func(what, id string) error {
+		return fmt.Errorf("%w: witness %s %q is used by two attempts", ErrMalformed, what, id)
+	}
+	for i := range g.h.Ops {
+		op := &g.h.Ops[i]
+		if op.Kind == KindAppendTrace {
+			if _, ok := g.traces[op.Input.Trace]; ok {
+				return false, dup("trace entry", op.Input.Trace)
+			}
+			g.traces[op.Input.Trace] = op
+		}
+		if !op.Kind.IsCommit() {
+			continue
+		}
+		tok := Token(op.Input.Data)
+		if tok == "" {
+			g.rep.Notes = append(g.rep.Notes, fmt.Sprintf("global checks skipped: %s of %s carries no witness token", op.Kind, op.Execution))
+			return false, nil
+		}
+		if _, ok := g.attempts[tok]; ok {
+			return false, dup("token", tok)
+		}
+		g.attempts[tok] = op
+		g.byExec[op.Execution] = append(g.byExec[op.Execution], op)
+		for j, e := range op.Input.Emits {
+			if _, ok := g.emits[e.EventID]; ok {
+				return false, dup("event id", e.EventID)
+			}
+			g.emits[e.EventID] = owner{op, j}
+		}
+		for j, c := range op.Input.Spawns {
+			if _, ok := g.spawns[c]; ok {
+				return false, dup("child id", c)
+			}
+			g.spawns[c] = owner{op, j}
+		}
+		for j, t := range op.Input.Timers {
+			if t.Action != "schedule" {
+				continue
+			}
+			k := timerKey{op.Execution, t.Path, t.FireAt}
+			if _, ok := g.fires[k]; ok {
+				return false, dup("timer", fmt.Sprintf("%s/%s@%v", k.exec, k.path, k.fireAt))
+			}
+			g.fires[k] = owner{op, j}
+		}
+		if op.Input.Trace != "" {
+			if _, ok := g.traces[op.Input.Trace]; ok {
+				return false, dup("trace entry", op.Input.Trace)
+			}
+			g.traces[op.Input.Trace] = op
+		}
+	}
+	for e := range g.byExec {
+		g.execs = append(g.execs, e)
+	}
+	slices.Sort(g.execs)
+	return true, nil
+}
+
+// won reports whether op is known to have won its CAS.
+func (g *globalChecker) won(op *Operation) bool {
+	_, ok := g.winner[op]
+	return ok
+}
+
+// decided reports whether op's execution has a known chain, so that "not a
+// winner" means "lost".
+func (g *globalChecker) decided(op *Operation) bool { return g.chainOK[op.Execution] }
+
+// name describes an attempt, e.g. "commit c3-17 (e1 v4→5)".
+func name(op *Operation) string {
+	if op.Kind.IsCommit() {
+		return fmt.Sprintf("%s %s (%s v%d→%d)", op.Kind, Token(op.Input.Data), op.Execution, op.Input.Expected, op.Input.Expected+1)
+	}
+	return fmt.Sprintf("%s %s (%s)", op.Kind, short(op.Input.Trace), op.Execution)
+}
+
+// fate says how a commit that did not win ended, for messages.
+func fate(op *Operation) string {
+	switch op.Output.Outcome {
+	case OutcomeConflict:
+		return "lost its CAS (conflict)"
+	case OutcomeFailed:
+		return "failed as not applied"
+	case OutcomeIndeterminate:
+		return "is indeterminate and did not win"
+	}
+	return "returned ok but did not win"
+}
+
+// opAt describes when and by whom a read was made, for messages.
+func opAt(op *Operation) string {
+	phase := ""
+	if op.Heal {
+		phase = "heal "
+	}
+	return fmt.Sprintf("%s%s by c%d at %dns", phase, op.Kind, op.Client, op.Call)
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[K cmp.Ordered, V any](m map[K]V) []K {
+	keys := make([]K, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func itoa(v int64) string { return strconv.FormatInt(v, 10) }

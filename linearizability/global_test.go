@@ -1,0 +1,176 @@
+package linearizability
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/storecheck/storecheck/model"
+)
+
+// baseHistory records a small legal run through the reference model: a
+// winner t1, a loser t2 from the same version, a relay that reads and acks,
+// a sweep that reads a timer, t3 re-arming it, the sweep's stale delete, and
+// the heal reads.
+func baseHistory(t *testing.T) History {
+	t.Helper()
+	ctx := context.Background()
+	rec := NewRecorder(model.NewReference(model.DefaultConfig()))
+	c1, c2 := rec.Client(), rec.Client()
+	batch := func(tok string, fireAt float64, path string) model.Batch {
+		return model.Batch{
+			Emits:            []model.Emit{{Event: model.Event{ID: tok + "/e0", Name: "n"}}, {Event: model.Event{ID: tok + "/e1", Name: "n"}}},
+			ProcessedEventID: model.Ptr(tok + "/p"),
+			Timers:           []model.TimerOp{{Action: model.TimerSchedule, Path: path, FireAt: fireAt}},
+			Spawns:           []model.Spawn{{ChildID: tok + "/s0", RootPath: "r"}},
+			Trace:            json.RawMessage(`{"token":"` + tok + `"}`),
+		}
+	}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(c1.Commit(ctx, witnessed("e1", "t1", "", 0), batch("t1", 1, "a")))
+	if err := c2.Commit(ctx, witnessed("e1", "t2", "", 0), batch("t2", 2, "b")); err == nil {
+		t.Fatal("t2 should conflict")
+	}
+	_, err := c1.PendingOutbox(ctx)
+	must(err)
+	must(c1.AckOutbox(ctx, 2)) // t1/e1
+	_, err = c1.DueTimers(ctx, 1.5)
+	must(err)
+	b3 := batch("t3", 3, "a")
+	b3.Emits = b3.Emits[:1]
+	must(c2.Commit(ctx, witnessed("e1", "t3", "t1", 1), b3))
+	must(c1.DeleteTimer(ctx, "e1", "a", 1)) // stale: a was re-armed at 3
+	must(Heal(ctx, rec.HealClient(), rec.History()))
+	return rec.History()
+}
+
+// healOp returns the heal operation of a kind (and event id, for
+// is_processed) in h, whose outputs the caller may change: h.Ops must be a
+// copy, and the output slices are copied here.
+func healOp(t *testing.T, h *History, kind Kind, event string) *Operation {
+	t.Helper()
+	for i := range h.Ops {
+		op := &h.Ops[i]
+		if op.Heal && op.Kind == kind && (event == "" || op.Input.EventID == event) {
+			op.Output.Outbox = slices.Clone(op.Output.Outbox)
+			op.Output.Spawns = slices.Clone(op.Output.Spawns)
+			op.Output.Timers = slices.Clone(op.Output.Timers)
+			op.Output.Trace = slices.Clone(op.Output.Trace)
+			return op
+		}
+	}
+	t.Fatalf("no heal %s %s", kind, event)
+	return nil
+}
+
+// commitOp returns the commit with a token in h.
+func commitOp(t *testing.T, h *History, token string) *Operation {
+	t.Helper()
+	for i := range h.Ops {
+		if h.Ops[i].Kind == KindCommit && Token(h.Ops[i].Input.Data) == token {
+			return &h.Ops[i]
+		}
+	}
+	t.Fatalf("no commit %s", token)
+	return nil
+}
+
+func TestGlobalChecksCatchMutations(t *testing.T) {
+	base := baseHistory(t)
+	if rep, err := Check(context.Background(), base, Options{}); err != nil || rep.Verdict != Ok || len(rep.Notes) > 0 {
+		t.Fatalf("base history: %v %v %v", err, rep.Err, rep.Notes)
+	}
+	outbox := func(h *History) *Operation { return healOp(t, h, KindPendingOutbox, "") }
+	tests := []struct {
+		name   string
+		mutate func(h *History)
+		want   error
+	}{
+		{"winner's emit missing", func(h *History) { o := outbox(h); o.Output.Outbox = o.Output.Outbox[:1] }, ErrAtomicity},
+		{"emit vanished before its ack", func(h *History) { o := outbox(h); o.Output.Outbox = o.Output.Outbox[1:] }, ErrLostDelivery},
+		{"emit pending twice", func(h *History) {
+			o := outbox(h)
+			o.Output.Outbox = append(o.Output.Outbox, OutboxItem{Seq: 99, EventID: "t1/e0"})
+		}, ErrDuplicateDelivery},
+		{"acked emit pending again", func(h *History) {
+			o := outbox(h)
+			o.Output.Outbox = append([]OutboxItem{o.Output.Outbox[0], {Seq: 2, EventID: "t1/e1"}}, o.Output.Outbox[1:]...)
+		}, ErrDuplicateDelivery},
+		{"emits out of version order", func(h *History) {
+			o := outbox(h)
+			o.Output.Outbox[0].Seq, o.Output.Outbox[1].Seq = o.Output.Outbox[1].Seq, o.Output.Outbox[0].Seq
+			slices.Reverse(o.Output.Outbox)
+		}, ErrDeliveryOrder},
+		{"loser's emit leaked", func(h *History) {
+			o := outbox(h)
+			o.Output.Outbox = append(o.Output.Outbox, OutboxItem{Seq: 99, EventID: "t2/e0"})
+		}, ErrAtomicity},
+		{"emit nobody wrote", func(h *History) {
+			o := outbox(h)
+			o.Output.Outbox = append(o.Output.Outbox, OutboxItem{Seq: 99, EventID: "zz/e0"})
+		}, ErrPhantom},
+		{"loser's spawn leaked", func(h *History) {
+			o := healOp(t, h, KindPendingSpawns, "")
+			o.Output.Spawns = append(o.Output.Spawns, SpawnItem{Seq: 99, Parent: "e1", Child: "t2/s0"})
+		}, ErrAtomicity},
+		{"winner's dedupe marker lost", func(h *History) { healOp(t, h, KindIsProcessed, "t1/p").Output.Processed = false }, ErrEffectOnce},
+		{"loser's dedupe marker leaked", func(h *History) { healOp(t, h, KindIsProcessed, "t2/p").Output.Processed = true }, ErrAtomicity},
+		{"re-armed timer deleted by a stale sweep", func(h *History) {
+			healOp(t, h, KindDueTimers, "").Output.Timers = nil
+		}, ErrTimers},
+		{"timer holds an overwritten fire_at", func(h *History) {
+			healOp(t, h, KindDueTimers, "").Output.Timers[0].FireAt = 1
+		}, ErrTimers},
+		{"loser's timer leaked", func(h *History) {
+			o := healOp(t, h, KindDueTimers, "")
+			o.Output.Timers = append(o.Output.Timers, DueTimerItem{Execution: "e1", Path: "b", FireAt: 2})
+		}, ErrAtomicity},
+		{"loser's trace step leaked", func(h *History) {
+			o := healOp(t, h, KindReadTrace, "")
+			o.Output.Trace = []TraceItem{o.Output.Trace[0], {Index: 1, Entry: commitOp(t, h, "t2").Input.Trace}, {Index: 2, Entry: o.Output.Trace[1].Entry}}
+		}, ErrAtomicity},
+		{"winner's trace step missing", func(h *History) {
+			o := healOp(t, h, KindReadTrace, "")
+			o.Output.Trace = o.Output.Trace[:1]
+		}, ErrAtomicity},
+		{"ok commit lost", func(h *History) {
+			c := commitOp(t, h, "t2")
+			c.Output = Output{Outcome: OutcomeOK}
+		}, ErrLostUpdate},
+		{"conflict that won", func(h *History) {
+			c := commitOp(t, h, "t3")
+			c.Output = Output{Outcome: OutcomeConflict, Found: model.Ptr(int64(1))}
+		}, ErrAtomicity},
+		{"final row written by nobody", func(h *History) { healOp(t, h, KindLoad, "").Output.Data = "zz#00000000" }, ErrPhantom},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := History{Meta: base.Meta, Ops: slices.Clone(base.Ops)}
+			tt.mutate(&h)
+			rep, err := Check(context.Background(), h, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != Illegal || !errors.Is(rep.Err, tt.want) {
+				t.Fatalf("verdict %s, want Illegal naming %q; got %v", rep.Verdict, tt.want, rep.Err)
+			}
+			t.Log(rep.Err)
+		})
+	}
+}
+
+func TestReusedWitnessIsMalformed(t *testing.T) {
+	h := baseHistory(t)
+	c := commitOp(t, &h, "t3") // h.Ops is this test's own
+	c.Input.Data = commitOp(t, &h, "t1").Input.Data
+	if _, err := Check(context.Background(), h, Options{}); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("got %v, want ErrMalformed", err)
+	}
+}

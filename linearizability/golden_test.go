@@ -1,0 +1,130 @@
+package linearizability
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGoldenHistories re-checks hand-written histories offline, as a saved
+// run would be.
+func TestGoldenHistories(t *testing.T) {
+	tests := []struct {
+		file    string
+		verdict Verdict
+		broken  []error
+	}{
+		{"lost_update.jsonl", Illegal, []error{ErrLinearizability, ErrLostUpdate}},
+		{"stale_read.jsonl", Illegal, []error{ErrLinearizability}},
+		{"leaked_emit.jsonl", Illegal, []error{ErrAtomicity}},
+		{"indeterminate_ok.jsonl", Ok, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			rep, err := CheckFile(context.Background(), filepath.Join("testdata", tt.file), Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Verdict != tt.verdict {
+				t.Fatalf("verdict %s, want %s: %v", rep.Verdict, tt.verdict, rep.Err)
+			}
+			for _, g := range tt.broken {
+				if !errors.Is(rep.Err, g) {
+					t.Errorf("report does not name %q: %v", g, rep.Err)
+				}
+			}
+			if tt.verdict == Ok && rep.Err != nil {
+				t.Errorf("ok history reports %v", rep.Err)
+			}
+			t.Logf("%s: %v; notes %v", rep.Verdict, rep.Err, rep.Notes)
+		})
+	}
+}
+
+// TestGoldenWithoutHeal checks the legal indeterminate history with its heal
+// reads removed: no witness resolution, so the indeterminate commits stay at
+// the end of history and porcupine alone must accept them.
+func TestGoldenWithoutHeal(t *testing.T) {
+	h, err := LoadFile(filepath.Join("testdata", "indeterminate_ok.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ops []Operation
+	for _, op := range h.Ops {
+		if !op.Heal {
+			ops = append(ops, op)
+		}
+	}
+	h.Ops = ops
+	rep, err := Check(context.Background(), h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != Ok {
+		t.Fatalf("verdict %s: %v", rep.Verdict, rep.Err)
+	}
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "no heal reads") {
+		t.Errorf("notes do not say the global checks were skipped: %v", rep.Notes)
+	}
+}
+
+func TestMalformedHistoryNamesLine(t *testing.T) {
+	_, err := LoadFile(filepath.Join("testdata", "malformed.jsonl"))
+	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "line 3") {
+		t.Fatalf("got %v, want an ErrMalformed naming line 3", err)
+	}
+	for _, bad := range []string{
+		`{"client":0,"kind":"load","execution":"e1","output":{"outcome":"ok"},"call_ns":10,"return_ns":5}`,
+		`{"client":0,"kind":"load","execution":"e1","output":{"outcome":"indeterminate"},"call_ns":10,"return_ns":20}`,
+		`{"client":0,"kind":"load","execution":"e1","output":{"outcome":"ok"},"call_ns":10,"return_ns":20,"extra":1}`,
+		`{"client":0,"kind":"load","output":{"outcome":"ok"},"call_ns":10,"return_ns":20}`,
+		`{"client":0,"kind":"load"`,
+	} {
+		_, err := ReadJSONL(strings.NewReader("\n" + bad + "\n"))
+		if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "line 2") {
+			t.Errorf("%s: got %v, want an ErrMalformed naming line 2", bad, err)
+		}
+	}
+}
+
+func TestOverlappingClientIsMalformed(t *testing.T) {
+	h := History{Meta: DefaultMeta(), Ops: []Operation{
+		{Client: 0, Kind: KindLoad, Execution: "e1", Output: Output{Outcome: OutcomeOK}, Call: 10, Return: 30},
+		{Client: 0, Kind: KindLoad, Execution: "e1", Output: Output{Outcome: OutcomeOK}, Call: 20, Return: 40},
+	}}
+	if _, err := Check(context.Background(), h, Options{}); !errors.Is(err, ErrMalformed) {
+		t.Fatalf("got %v, want ErrMalformed", err)
+	}
+}
+
+// TestJSONLRoundTrip saves a simulated history and reads it back unchanged.
+func TestJSONLRoundTrip(t *testing.T) {
+	h := simulate(t, simConfig{ops: 300, clients: 4, execs: 2, traceMax: 3, seed: 9, indeterminate: 0.1})
+	var buf bytes.Buffer
+	if err := WriteJSONL(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again bytes.Buffer
+	if err := WriteJSONL(&again, back); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), again.Bytes()) {
+		t.Fatal("history changed in a JSON-lines round trip")
+	}
+	rep, err := CheckFile(context.Background(), path, Options{})
+	if err != nil || rep.Verdict != Ok {
+		t.Fatalf("offline re-check: %v %v", err, rep)
+	}
+}

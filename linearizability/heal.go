@@ -1,0 +1,72 @@
+package linearizability
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+)
+
+// healAttempts bounds the retries of one heal read.
+const healAttempts = 5
+
+// Heal reads the final tables through c, which should come from
+// Recorder.HealClient, once the traffic has stopped and faults are healed:
+// every execution h mentions is loaded and its trace read; the outbox, the
+// spawn queue and every timer (due_timers at math.MaxFloat64) are read; and
+// every processed event id a commit of h carries is looked up. A failed
+// read is retried a few times; the error says which read kept failing.
+func Heal(ctx context.Context, c *Client, h History) error {
+	var execs []string
+	seenExec := map[string]bool{}
+	events := map[procKey]bool{}
+	var probes []procKey
+	for _, op := range h.Ops {
+		if op.Execution != "" && !seenExec[op.Execution] {
+			seenExec[op.Execution] = true
+			execs = append(execs, op.Execution)
+		}
+		if op.Kind.IsCommit() && op.Input.EventID != "" {
+			k := procKey{op.Execution, op.Input.EventID}
+			if !events[k] {
+				events[k] = true
+				probes = append(probes, k)
+			}
+		}
+	}
+	reads := make([]func() error, 0, 2*len(execs)+3+len(probes))
+	for _, e := range execs {
+		reads = append(reads,
+			func() error { _, err := c.Load(ctx, e); return err },
+			func() error { _, err := c.ReadTrace(ctx, e); return err })
+	}
+	reads = append(reads,
+		func() error { _, err := c.PendingOutbox(ctx); return err },
+		func() error { _, err := c.PendingSpawns(ctx); return err },
+		func() error { _, err := c.DueTimers(ctx, math.MaxFloat64); return err })
+	for _, k := range probes {
+		reads = append(reads, func() error { _, err := c.IsProcessed(ctx, k.exec, k.event); return err })
+	}
+	for i, read := range reads {
+		if err := retry(ctx, read); err != nil {
+			return fmt.Errorf("heal read %d of %d: %w", i+1, len(reads), err)
+		}
+	}
+	return nil
+}
+
+// retry runs read up to healAttempts times, backing off between attempts.
+func retry(ctx context.Context, read func() error) error {
+	var err error
+	for attempt := range healAttempts {
+		if err = read(); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
+		case <-time.After(time.Duration(attempt+1) * 50 * time.Millisecond):
+		}
+	}
+	return err
+}

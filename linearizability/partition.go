@@ -1,0 +1,95 @@
+package linearizability
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/anishathalye/porcupine"
+)
+
+// pkey names one porcupine partition: an execution's register or its trace
+// ring.
+type pkey struct {
+	exec string
+	part part
+}
+
+func (k pkey) String() string { return fmt.Sprintf("%s/%s", k.exec, k.part) }
+
+// porcupineOps returns the operations porcupine checks, each once per
+// partition it belongs to. Failed operations had no effect and are left out,
+// as are indeterminate ones res settled as having none; so are the queue and
+// timer kinds, which the global checks cover.
+func porcupineOps(ops []Operation, res resolution) []porcupine.Operation {
+	var out []porcupine.Operation
+	add := func(op *Operation, p part) {
+		out = append(out, porcupine.Operation{
+			ClientId: op.Client,
+			Input:    &input{op: op, part: p, maxAnon: res.maxAnon[op]},
+			Call:     op.Call,
+			Return:   res.returnOf(op),
+		})
+	}
+	for i := range ops {
+		op := &ops[i]
+		if op.Output.Outcome == OutcomeFailed || res.drop[op] || res.anon[op] {
+			continue
+		}
+		switch op.Kind {
+		case KindCommit, KindSave:
+			add(op, partRegister)
+			if op.Input.Trace != "" && op.Output.Outcome != OutcomeConflict {
+				add(op, partTrace)
+			}
+		case KindLoad, KindLoadForEvent, KindIsProcessed:
+			add(op, partRegister)
+		case KindReadTrace, KindAppendTrace:
+			add(op, partTrace)
+		}
+	}
+	return out
+}
+
+func keyOf(op porcupine.Operation) pkey {
+	in := op.Input.(*input)
+	return pkey{exec: in.op.Execution, part: in.part}
+}
+
+// groupPartitions splits ops by partition, in a fixed order (execution id,
+// then register before trace).
+func groupPartitions(ops []porcupine.Operation) ([]pkey, [][]porcupine.Operation) {
+	index := map[pkey]int{}
+	var keys []pkey
+	var groups [][]porcupine.Operation
+	for _, op := range ops {
+		k := keyOf(op)
+		i, ok := index[k]
+		if !ok {
+			i = len(keys)
+			index[k] = i
+			keys = append(keys, k)
+			groups = append(groups, nil)
+		}
+		groups[i] = append(groups[i], op)
+	}
+	order := make([]int, len(keys))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(keys[a].exec, keys[b].exec), cmp.Compare(keys[a].part, keys[b].part))
+	})
+	sortedKeys := make([]pkey, len(keys))
+	sortedGroups := make([][]porcupine.Operation, len(keys))
+	for i, j := range order {
+		sortedKeys[i], sortedGroups[i] = keys[j], groups[j]
+	}
+	return sortedKeys, sortedGroups
+}
+
+// partitionPorcupine is the model's Partition function.
+func partitionPorcupine(ops []porcupine.Operation) [][]porcupine.Operation {
+	_, groups := groupPartitions(ops)
+	return groups
+}

@@ -1,0 +1,254 @@
+package linearizability
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+)
+
+// The outbox and the spawn queue are checked alike: every entry belongs to
+// a winning commit; a winner's entries are pending exactly once, under one
+// seq, from when its commit returned until they are acknowledged; seqs
+// ascend within a read, are never reused, and follow the commits' versions
+// within one execution.
+
+// queueItem is one pending entry as a read returned it.
+type queueItem struct {
+	seq    int64
+	key    string // event id or child id
+	detail string // target or parent, compared with the commit's
+}
+
+// queueSpec describes one queue to queue().
+type queueSpec struct {
+	table, entry string // "outbox", "emit"
+	read, ack    Kind
+	items        func(*Operation) []queueItem
+	owners       map[string]owner
+	keys         func(*Operation) []string // a commit's keys, in batch order
+	detail       func(owner) string
+	final        *Operation
+}
+
+func outboxQueue(g *globalChecker) queueSpec {
+	return queueSpec{
+		table: "outbox", entry: "emit", read: KindPendingOutbox, ack: KindAckOutbox, owners: g.emits, final: g.final.outbox,
+		items: func(op *Operation) []queueItem {
+			out := make([]queueItem, len(op.Output.Outbox))
+			for i, it := range op.Output.Outbox {
+				out[i] = queueItem{it.Seq, it.EventID, target(it.Target)}
+			}
+			return out
+		},
+		keys: func(op *Operation) []string {
+			out := make([]string, len(op.Input.Emits))
+			for i, e := range op.Input.Emits {
+				out[i] = e.EventID
+			}
+			return out
+		},
+		detail: func(o owner) string { return target(o.op.Input.Emits[o.i].Target) },
+	}
+}
+
+func spawnQueue(g *globalChecker) queueSpec {
+	return queueSpec{
+		table: "spawns", entry: "spawn", read: KindPendingSpawns, ack: KindAckSpawn, owners: g.spawns, final: g.final.spawns,
+		items: func(op *Operation) []queueItem {
+			out := make([]queueItem, len(op.Output.Spawns))
+			for i, it := range op.Output.Spawns {
+				out[i] = queueItem{it.Seq, it.Child, "parent " + it.Parent}
+			}
+			return out
+		},
+		keys:   func(op *Operation) []string { return op.Input.Spawns },
+		detail: func(o owner) string { return "parent " + o.op.Execution },
+	}
+}
+
+func target(t *string) string {
+	if t == nil {
+		return "no target"
+	}
+	return "target " + *t
+}
+
+// queueState is what queue() learns while it reads.
+type queueState struct {
+	spec     queueSpec
+	reads    []*Operation
+	seqOf    map[string]int64
+	keyOf    map[int64]string
+	acks     map[int64][]*Operation // non-failed acks per seq
+	reported map[string]bool        // keys already reported
+}
+
+// queue runs the queue checks for one table.
+func (g *globalChecker) queue(spec queueSpec) {
+	if spec.final == nil {
+		g.rep.Notes = append(g.rep.Notes, fmt.Sprintf("no heal read of %s: its final contents are unknown", spec.table))
+		return
+	}
+	q := &queueState{spec: spec, seqOf: map[string]int64{}, keyOf: map[int64]string{},
+		acks: map[int64][]*Operation{}, reported: map[string]bool{}}
+	for i := range g.h.Ops {
+		op := &g.h.Ops[i]
+		switch {
+		case op.Kind == spec.read && op.Output.Outcome == OutcomeOK:
+			q.reads = append(q.reads, op)
+		case op.Kind == spec.ack && op.Output.Outcome != OutcomeFailed:
+			q.acks[op.Input.Seq] = append(q.acks[op.Input.Seq], op)
+		}
+	}
+	slices.SortFunc(q.reads, func(a, b *Operation) int { return cmp.Compare(a.Call, b.Call) })
+	for _, r := range q.reads {
+		g.queueRead(q, r)
+	}
+	g.queuePresence(q)
+	g.queueOrder(q)
+}
+
+// queueRead checks one read's entries on their own and against earlier
+// reads.
+func (g *globalChecker) queueRead(q *queueState, r *Operation) {
+	spec := q.spec
+	inRead := map[string]int64{}
+	prev := int64(-1 << 63)
+	for _, it := range spec.items(r) {
+		if it.seq <= prev {
+			g.rep.add(ErrDeliveryOrder, "", "%s lists %s seq %d after seq %d", opAt(r), spec.table, it.seq, prev)
+		}
+		prev = it.seq
+		if s, dup := inRead[it.key]; dup {
+			g.rep.add(ErrDuplicateDelivery, "", "%s lists %s %s twice, at seq %d and seq %d", opAt(r), spec.entry, it.key, s, it.seq)
+		}
+		inRead[it.key] = it.seq
+		if s, ok := q.seqOf[it.key]; ok && s != it.seq {
+			g.rep.add(ErrDuplicateDelivery, "", "%s %s is pending at seq %d and at seq %d (%s)", spec.entry, it.key, s, it.seq, opAt(r))
+		} else if !ok {
+			q.seqOf[it.key] = it.seq
+		}
+		if k, ok := q.keyOf[it.seq]; ok && k != it.key {
+			g.rep.add(ErrDeliveryOrder, "", "%s seq %d held %s %s and later %s (%s)", spec.table, it.seq, spec.entry, k, it.key, opAt(r))
+		} else if !ok {
+			q.keyOf[it.seq] = it.key
+		}
+		for _, a := range q.acks[it.seq] {
+			if a.Output.Outcome == OutcomeOK && a.Return < r.Call && !q.reported["ack:"+it.key] {
+				q.reported["ack:"+it.key] = true
+				g.rep.add(ErrDuplicateDelivery, "", "%s entry seq=%d (%s) was acknowledged by c%d at %dns but is pending again in %s",
+					spec.table, it.seq, it.key, a.Client, a.Return, opAt(r))
+			}
+		}
+		o, ok := spec.owners[it.key]
+		if !ok {
+			if !q.reported[it.key] {
+				q.reported[it.key] = true
+				g.rep.add(ErrPhantom, "", "%s entry seq=%d (%s) matches no %s of any recorded commit (%s)", spec.table, it.seq, it.key, spec.entry, opAt(r))
+			}
+			continue
+		}
+		if want := spec.detail(o); want != it.detail && !q.reported["detail:"+it.key] {
+			q.reported["detail:"+it.key] = true
+			g.rep.add(ErrPhantom, o.op.Execution, "%s entry seq=%d (%s) has %s but %s wrote it with %s", spec.table, it.seq, it.key, it.detail, name(o.op), want)
+		}
+		if g.decided(o.op) && !g.won(o.op) && !q.reported[it.key] {
+			q.reported[it.key] = true
+			g.rep.add(ErrAtomicity, o.op.Execution, "%s %s but its %s entry seq=%d (%s) exists (%s)", name(o.op), fate(o.op), spec.table, it.seq, it.key, opAt(r))
+		}
+	}
+}
+
+// queuePresence checks that every entry of a winner is in every read made
+// after its commit returned (after everything, for the heal read and for an
+// indeterminate winner) until an acknowledgement of its seq was called.
+func (g *globalChecker) queuePresence(q *queueState) {
+	type due struct {
+		key   string
+		owner *Operation
+		after int64 // the entry must be in reads called after this time
+	}
+	var dues []due
+	for op := range g.winner {
+		after := op.Return
+		if op.Output.Outcome != OutcomeOK {
+			after = EndOfHistory
+		}
+		for _, k := range q.spec.keys(op) {
+			dues = append(dues, due{k, op, after})
+		}
+	}
+	slices.SortFunc(dues, func(a, b due) int { return cmp.Or(cmp.Compare(a.after, b.after), cmp.Compare(a.key, b.key)) })
+	observed := map[string]bool{}
+	for _, r := range q.reads {
+		for _, it := range q.spec.items(r) {
+			observed[it.key] = true
+		}
+	}
+	var pending []due
+	next := 0
+	for _, r := range q.reads {
+		limit := r.Call
+		if r.Heal {
+			limit = EndOfHistory
+		}
+		for next < len(dues) && (dues[next].after < limit || (r.Heal && dues[next].after == EndOfHistory)) {
+			pending = append(pending, dues[next])
+			next++
+		}
+		inRead := map[string]bool{}
+		for _, it := range q.spec.items(r) {
+			inRead[it.key] = true
+		}
+		kept := pending[:0]
+		for _, d := range pending {
+			seq, seen := q.seqOf[d.key]
+			firstAck := EndOfHistory
+			for _, a := range q.acks[seq] {
+				firstAck = min(firstAck, a.Call)
+			}
+			switch {
+			case seen && firstAck < r.Call:
+				continue // possibly acknowledged for good
+			case (seen && firstAck < r.returnTime()) || inRead[d.key] || q.reported[d.key]:
+				kept = append(kept, d)
+				continue
+			}
+			q.reported[d.key] = true
+			if observed[d.key] {
+				g.rep.add(ErrLostDelivery, d.owner.Execution, "%s %s (seq %d) of %s vanished before it was acknowledged: missing in %s",
+					q.spec.entry, d.key, seq, name(d.owner), opAt(r))
+			} else {
+				g.rep.add(ErrAtomicity, d.owner.Execution, "%s won (v%d) but its %s %s is not in %s (%s)",
+					name(d.owner), g.winner[d.owner], q.spec.entry, d.key, q.spec.table, opAt(r))
+			}
+		}
+		pending = kept
+	}
+}
+
+// queueOrder checks that, within one execution, the seqs of the winners'
+// entries ascend in (version, batch position) order.
+func (g *globalChecker) queueOrder(q *queueState) {
+	for _, exec := range g.execs {
+		chain := g.atVer[exec]
+		var lastKey string
+		var lastOp *Operation
+		last := int64(-1 << 63)
+	versions:
+		for v := 1; v < len(chain); v++ {
+			for _, k := range q.spec.keys(chain[v]) {
+				seq, seen := q.seqOf[k]
+				if !seen {
+					continue
+				}
+				if seq <= last {
+					g.rep.add(ErrDeliveryOrder, exec, "%s %s of %s has seq %d, not after seq %d of %s %s of %s",
+						q.spec.entry, k, name(chain[v]), seq, last, q.spec.entry, lastKey, name(lastOp))
+					break versions
+				}
+				last, lastKey, lastOp = seq, k, chain[v]
+			}
+		}
+	}
+}

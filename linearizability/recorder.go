@@ -1,0 +1,121 @@
+package linearizability
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/storecheck/storecheck/model"
+)
+
+// Recorder wraps a model.Store and records every call made through its
+// Clients. Call and return times come from one monotonic base clock and are
+// taken under one lock, so that they are strictly increasing in the order the
+// recorder saw the events.
+type Recorder struct {
+	store model.Store
+	base  time.Time // carries Go's monotonic clock reading
+
+	mu     sync.Mutex
+	last   int64 // last timestamp handed out
+	nextID int   // next porcupine client id
+	ops    []Operation
+}
+
+// NewRecorder returns a recorder over store, with its base time now.
+func NewRecorder(store model.Store) *Recorder {
+	return &Recorder{store: store, base: time.Now()}
+}
+
+// Client returns a new client with a fresh id.
+func (r *Recorder) Client() *Client { return r.newClient(false) }
+
+// HealClient returns a new client whose operations are marked Heal: the
+// final reads, taken with no faults, that the global checks read as the
+// final tables.
+func (r *Recorder) HealClient() *Client { return r.newClient(true) }
+
+func (r *Recorder) newClient(heal bool) *Client {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := &Client{r: r, id: r.nextID, heal: heal}
+	r.nextID++
+	return c
+}
+
+// History returns a copy of the operations recorded so far, in the order
+// they returned.
+func (r *Recorder) History() History {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return History{Meta: DefaultMeta(), Ops: slices.Clone(r.ops)}
+}
+
+// Len returns how many operations have been recorded.
+func (r *Recorder) Len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.ops)
+}
+
+// nowLocked returns nanoseconds since the base time, strictly greater than
+// any timestamp handed out before. r.mu must be held.
+func (r *Recorder) nowLocked() int64 {
+	t := time.Since(r.base).Nanoseconds()
+	if t <= r.last {
+		t = r.last + 1
+	}
+	r.last = t
+	return t
+}
+
+// Client records operations of one logical client. Its operations must be
+// sequential: starting one while another is in flight is refused with
+// ErrOverlap and records nothing. After an indeterminate operation the
+// client continues under a new id.
+type Client struct {
+	r    *Recorder
+	heal bool
+
+	// id and busy are guarded by r.mu.
+	id   int
+	busy bool
+}
+
+// ID returns the client's current porcupine client id.
+func (c *Client) ID() int {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	return c.id
+}
+
+// begin marks the client busy and returns the call time, or ErrOverlap.
+func (c *Client) begin(kind Kind) (int64, error) {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	if c.busy {
+		return 0, fmt.Errorf("client %d: %s while another operation is in flight: %w (%w)", c.id, kind, ErrOverlap, ErrNotRecorded)
+	}
+	c.busy = true
+	return c.r.nowLocked(), nil
+}
+
+// finish stamps the return, appends op and frees the client. An
+// indeterminate operation returns at EndOfHistory and moves the client to a
+// new id, since porcupine needs each client's operations sequential and this
+// one never ends.
+func (c *Client) finish(op Operation) {
+	c.r.mu.Lock()
+	defer c.r.mu.Unlock()
+	t := c.r.nowLocked()
+	op.Client, op.Heal = c.id, c.heal
+	op.Return = t
+	if op.Output.Outcome == OutcomeIndeterminate {
+		op.Return, op.Output.Observed = EndOfHistory, t
+		c.id = c.r.nextID
+		c.r.nextID++
+	}
+	c.r.ops = append(c.r.ops, op)
+	c.busy = false
+}

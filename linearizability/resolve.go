@@ -1,0 +1,157 @@
+package linearizability
+
+// Indeterminate operations are costly for porcupine: each may be linearized
+// anywhere after its call, and k of them pending multiply the search by up to
+// 2^k. Like etcd's patchLinearizableOperations, the witnesses settle most of
+// them before the search, soundly for a correct store:
+//
+//   - an indeterminate commit outside its execution's chain of winners never
+//     became a version of the row, so it had no effect on the register or
+//     (being atomic) on the ring: it is left out;
+//   - an indeterminate commit that won version v took effect before any
+//     operation observed version v or later (a load or load_for_event
+//     returning it, a commit from it, a conflict finding it), so its return
+//     can be brought forward to the earliest such return;
+//   - an indeterminate append_trace whose entry some read_trace returned took
+//     effect before that read returned; one absent from a final ring that
+//     was never trimmed never took effect;
+//   - any other indeterminate append_trace was never seen: if it took
+//     effect, it was trimmed before every read, and all a read can see of it
+//     is that the indices moved up by one. Such appends are left out of the
+//     partition as "anonymous"; each read_trace carries how many of them were
+//     called before it returned, and the model lets the count of anonymous
+//     appends grow up to that bound (model.go). Porcupine would otherwise try
+//     every subset of them at every read.
+//
+// A store that breaks these assumptions still fails: a read that saw a
+// dropped write's data, or an entry a dropped append wrote, matches no write
+// left in the partition and cannot be linearized.
+
+// resolution is what porcupine sees of the operations the witnesses settle.
+type resolution struct {
+	drop map[*Operation]bool
+	ret  map[*Operation]int64
+	// anon are the unseen indeterminate appends, also left out; maxAnon
+	// bounds, per read_trace, how many of them may precede it.
+	anon    map[*Operation]bool
+	maxAnon map[*Operation]int64
+}
+
+// returnOf is op's return time for porcupine.
+func (r resolution) returnOf(op *Operation) int64 {
+	if t, ok := r.ret[op]; ok {
+		return t
+	}
+	return op.returnTime()
+}
+
+// resolve settles the indeterminate operations of executions whose chain is
+// known.
+func (g *globalChecker) resolve() resolution {
+	res := resolution{drop: map[*Operation]bool{}, ret: map[*Operation]int64{}, anon: map[*Operation]bool{}, maxAnon: map[*Operation]int64{}}
+	if !g.ready {
+		return res
+	}
+	firstSeen := g.firstObservations()
+	for _, exec := range g.execs {
+		if !g.chainOK[exec] {
+			continue
+		}
+		seen := firstSeen[exec]
+		for _, op := range g.byExec[exec] {
+			if op.Output.Outcome != OutcomeIndeterminate {
+				continue
+			}
+			v, won := g.winner[op]
+			switch {
+			case !won:
+				res.drop[op] = true
+			case v < int64(len(seen)) && seen[v] < EndOfHistory:
+				res.ret[op] = max(seen[v], op.Call)
+			}
+		}
+	}
+	g.resolveAppends(res)
+	return res
+}
+
+// firstObservations returns, per execution, for each version v the earliest
+// return of an operation that observed version v or later.
+func (g *globalChecker) firstObservations() map[string][]int64 {
+	first := map[string][]int64{}
+	note := func(exec string, v, at int64) {
+		if v < 1 || v > 1<<20 {
+			return
+		}
+		s := first[exec]
+		for int64(len(s)) <= v {
+			s = append(s, EndOfHistory)
+		}
+		s[v] = min(s[v], at)
+		first[exec] = s
+	}
+	for i := range g.h.Ops {
+		op := &g.h.Ops[i]
+		out := &op.Output
+		switch {
+		case (op.Kind == KindLoad || op.Kind == KindLoadForEvent) && out.Outcome == OutcomeOK && out.Exists:
+			note(op.Execution, out.Version, op.Return)
+		case op.Kind.IsCommit() && out.Outcome == OutcomeOK:
+			note(op.Execution, op.Input.Expected+1, op.Return)
+		case op.Kind.IsCommit() && out.Outcome == OutcomeConflict && out.Found != nil:
+			note(op.Execution, *out.Found, op.Return)
+		}
+	}
+	for exec, s := range first {
+		for v := len(s) - 2; v >= 0; v-- {
+			s[v] = min(s[v], s[v+1])
+		}
+		first[exec] = s
+	}
+	return first
+}
+
+// resolveAppends settles indeterminate standalone trace appends.
+func (g *globalChecker) resolveAppends(res resolution) {
+	seenAt := map[string]int64{}
+	for i := range g.h.Ops {
+		op := &g.h.Ops[i]
+		if op.Kind != KindReadTrace || op.Output.Outcome != OutcomeOK {
+			continue
+		}
+		for _, it := range op.Output.Trace {
+			if t, ok := seenAt[it.Entry]; !ok || op.Return < t {
+				seenAt[it.Entry] = op.Return
+			}
+		}
+	}
+	for id, op := range g.traces {
+		if op.Kind != KindAppendTrace || op.Output.Outcome != OutcomeIndeterminate {
+			continue
+		}
+		if t, ok := seenAt[id]; ok {
+			res.ret[op] = max(t, op.Call)
+			continue
+		}
+		fin := g.final.traces[op.Execution]
+		if fin != nil && (len(fin.Output.Trace) == 0 || fin.Output.Trace[0].Index == 0) {
+			res.drop[op] = true
+		} else {
+			res.anon[op] = true
+		}
+	}
+	if len(res.anon) == 0 {
+		return
+	}
+	for i := range g.h.Ops {
+		op := &g.h.Ops[i]
+		if op.Kind != KindReadTrace || op.Output.Outcome != OutcomeOK {
+			continue
+		}
+		for a := range res.anon {
+			if a.Execution == op.Execution && a.Call < op.Return {
+				res.maxAnon[op]++
+			}
+		}
+	}
+}

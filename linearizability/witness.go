@@ -1,0 +1,108 @@
+package linearizability
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/storecheck/storecheck/model"
+)
+
+// Witness fields: top-level string fields of a JSON object (an execution,
+// a trace entry) that a workload sets so that every stored row names the one
+// attempt that wrote it.
+const (
+	// TokenField holds a token unique to one write attempt.
+	TokenField = "token"
+	// PrevField, in an execution, holds the token of the execution the
+	// writer believes is stored at the version it commits from.
+	PrevField = "prev"
+)
+
+// ObjectID identifies a JSON object by its witness token and a hash of its
+// canonical form: "<token>#<hash>", or "#<hash>" without a token. The token
+// makes histories readable and maps rows to attempts; the hash catches a
+// store that returns a different object under the same token.
+func ObjectID(raw []byte) (string, error) {
+	canon, err := model.CanonicalJSON(raw)
+	if err != nil {
+		return "", err
+	}
+	token, _, err := witnessFields(canon)
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("%s#%08x", token, uint32(strHash(canon))), nil
+}
+
+// DataID is the ObjectID of an execution as stored: its canonical JSON at
+// exe.Version. It also returns the execution's prev witness.
+func DataID(exe *model.Execution) (id, prev string, err error) {
+	raw, err := json.Marshal(exe)
+	if err != nil {
+		return "", "", fmt.Errorf("encode execution %q: %w", exe.ID, err)
+	}
+	canon, err := model.CanonicalJSON(raw)
+	if err != nil {
+		return "", "", err
+	}
+	token, prev, err := witnessFields(canon)
+	if err != nil {
+		return "", "", err
+	}
+	return fmt.Sprintf("%s#%08x", token, uint32(strHash(canon))), prev, nil
+}
+
+// Token returns the witness token of an id made by ObjectID or DataID; ""
+// when the object had none.
+func Token(id string) string {
+	if i := strings.LastIndexByte(id, '#'); i >= 0 {
+		return id[:i]
+	}
+	return id
+}
+
+// short is how describe functions show an id: its token, else its hash.
+func short(id string) string {
+	if t := Token(id); t != "" {
+		return t
+	}
+	return id
+}
+
+// witnessFields reads the top-level token and prev strings of a JSON object;
+// either may be absent. A non-object has neither.
+func witnessFields(canon string) (token, prev string, err error) {
+	if !strings.HasPrefix(canon, "{") {
+		return "", "", nil
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(canon), &fields); err != nil {
+		return "", "", fmt.Errorf("witness fields: %w", err)
+	}
+	read := func(key string) string {
+		var s string
+		if v, ok := fields[key]; ok && json.Unmarshal(v, &s) == nil {
+			return s
+		}
+		return ""
+	}
+	return read(TokenField), read(PrevField), nil
+}
+
+// strHash is 64-bit FNV-1a: deterministic across processes, no allocation.
+func strHash(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// mix folds v into h (a step of a 64-bit multiply-xorshift hash).
+func mix(h, v uint64) uint64 {
+	h ^= v + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2)
+	h *= 0xff51afd7ed558ccd
+	return h ^ (h >> 33)
+}

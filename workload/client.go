@@ -1,0 +1,254 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/storecheck/storecheck/linearizability"
+	"github.com/storecheck/storecheck/model"
+)
+
+// Per-client memory bounds.
+const (
+	keepViews  = 4 // views remembered per execution, for stale commits
+	keepEvents = 8 // event ids remembered per execution, for re-deliveries
+	maxAcks    = 3 // entries a relay acknowledges per step
+	maxDeletes = 2 // timers a sweep deletes per step
+)
+
+// worker is one client of the run: its recorder client, its generator and
+// what it has seen.
+type worker struct {
+	idx   int
+	cfg   *Config
+	rng   *rand.Rand
+	c     *linearizability.Client
+	execs []string
+	pick  []int // cumulative mix weights
+
+	n      int                 // attempts so far, for tokens
+	views  map[string][]view   // per execution, oldest first
+	stale  map[string]bool     // the newest view may be outdated
+	events map[string][]string // event ids committed, for re-delivery
+	due    []model.DueTimer    // what the last sweep saw, for stale deletes
+}
+
+func newWorker(idx int, cfg *Config, c *linearizability.Client, execs []string) *worker {
+	w := &worker{
+		idx: idx, cfg: cfg, c: c, execs: execs,
+		rng:   rand.New(rand.NewPCG(cfg.Seed, uint64(idx))),
+		views: map[string][]view{}, stale: map[string]bool{}, events: map[string][]string{},
+	}
+	total := 0
+	for _, wt := range cfg.Mix.weights() {
+		total += wt
+		w.pick = append(w.pick, total)
+	}
+	return w
+}
+
+// run takes steps until the step budget or the deadline is spent, or ctx
+// ends. Store errors are recorded, not returned; the error is a harness
+// failure (a call the recorder refused).
+func (w *worker) run(ctx context.Context, budget *atomic.Int64, deadline time.Time) error {
+	for ctx.Err() == nil && time.Now().Before(deadline) && budget.Add(-1) >= 0 {
+		if err := w.step(ctx); errors.Is(err, linearizability.ErrNotRecorded) {
+			return fmt.Errorf("client %d: %w", w.idx, err)
+		}
+	}
+	return nil
+}
+
+// step runs one step of the mix.
+func (w *worker) step(ctx context.Context) error {
+	r := w.rng.IntN(w.pick[len(w.pick)-1])
+	exec := w.execs[w.rng.IntN(len(w.execs))]
+	steps := []func(context.Context, string) error{
+		w.commit, w.staleCommit, w.save, w.deliver, w.load, w.loadForEvent,
+		w.isProcessed, w.readTrace, w.appendTrace, w.relay, w.spawnRelay, w.sweep,
+	}
+	for i, upTo := range w.pick {
+		if r < upTo {
+			return steps[i](ctx, exec)
+		}
+	}
+	return nil
+}
+
+// op returns the context of one store call.
+func (w *worker) op(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, w.cfg.OpTimeout)
+}
+
+// token starts a new attempt.
+func (w *worker) token() string {
+	w.n++
+	return fmt.Sprintf("c%d-%d", w.idx, w.n)
+}
+
+// current returns the newest view of exec, loading first when there is none
+// or it may be outdated.
+func (w *worker) current(ctx context.Context, exec string) (view, error) {
+	vs := w.views[exec]
+	if len(vs) > 0 && !w.stale[exec] {
+		return vs[len(vs)-1], nil
+	}
+	if err := w.load(ctx, exec); err != nil {
+		return view{}, err
+	}
+	if vs = w.views[exec]; len(vs) > 0 {
+		return vs[len(vs)-1], nil
+	}
+	return view{}, nil // absent: create it
+}
+
+// learn records a view of exec.
+func (w *worker) learn(exec string, v view) {
+	vs := w.views[exec]
+	if n := len(vs); n == 0 || vs[n-1] != v {
+		vs = append(vs, v)
+	}
+	if len(vs) > keepViews {
+		vs = vs[len(vs)-keepViews:]
+	}
+	w.views[exec], w.stale[exec] = vs, false
+}
+
+// committed updates what the client knows after a commit from v.
+func (w *worker) committed(exec string, from view, token string, err error) {
+	if err == nil {
+		w.learn(exec, view{from.version + 1, token})
+		return
+	}
+	w.stale[exec] = true // a conflict, or an outcome unknown: reload first
+}
+
+func (w *worker) commit(ctx context.Context, exec string) error {
+	from, err := w.current(ctx, exec)
+	if err != nil {
+		return err
+	}
+	return w.commitFrom(ctx, exec, from, nil)
+}
+
+// staleCommit commits from the oldest view remembered: it should conflict,
+// and must not win unless that view is still current.
+func (w *worker) staleCommit(ctx context.Context, exec string) error {
+	vs := w.views[exec]
+	if len(vs) == 0 {
+		return w.commitFrom(ctx, exec, view{}, nil) // a create that likely conflicts
+	}
+	return w.commitFrom(ctx, exec, vs[0], nil)
+}
+
+// commitFrom commits a new execution on top of from. event, when set, is
+// the processed event id; otherwise the batch may carry a fresh one.
+func (w *worker) commitFrom(ctx context.Context, exec string, from view, event *string) error {
+	token := w.token()
+	exe := newExecution(exec, token, from, w.rng)
+	b := newBatch(w.idx, w.n, token, w.execs, w.rng)
+	if event != nil {
+		b.ProcessedEventID = event
+	}
+	if b.ProcessedEventID != nil {
+		w.remember(exec, *b.ProcessedEventID)
+	}
+	octx, cancel := w.op(ctx)
+	defer cancel()
+	err := w.c.Commit(octx, exe, b)
+	w.committed(exec, from, token, err)
+	return err
+}
+
+func (w *worker) save(ctx context.Context, exec string) error {
+	from, err := w.current(ctx, exec)
+	if err != nil {
+		return err
+	}
+	token := w.token()
+	octx, cancel := w.op(ctx)
+	defer cancel()
+	err = w.c.Save(octx, newExecution(exec, token, from, w.rng))
+	w.committed(exec, from, token, err)
+	return err
+}
+
+// remember keeps an event id for later re-delivery.
+func (w *worker) remember(exec, event string) {
+	ev := append(w.events[exec], event)
+	if len(ev) > keepEvents {
+		ev = ev[len(ev)-keepEvents:]
+	}
+	w.events[exec] = ev
+}
+
+// eventID picks an event to deliver or probe: a fresh one, or one this
+// client committed before (a re-delivery).
+func (w *worker) eventID(exec string) string {
+	if ev := w.events[exec]; len(ev) > 0 && w.rng.IntN(3) == 0 {
+		return ev[w.rng.IntN(len(ev))]
+	}
+	return w.token() + "/p"
+}
+
+// deliver is an engine handling one event: load_for_event, then, unless the
+// event is already processed, commit with it from the version loaded.
+func (w *worker) deliver(ctx context.Context, exec string) error {
+	event := w.eventID(exec)
+	octx, cancel := w.op(ctx)
+	exe, done, err := w.c.LoadForEvent(octx, exec, event)
+	cancel()
+	if err != nil || done {
+		return err
+	}
+	from := view{}
+	if exe != nil {
+		from = view{exe.Version, tokenOf(exe)}
+		w.learn(exec, from)
+	}
+	return w.commitFrom(ctx, exec, from, &event)
+}
+
+func (w *worker) load(ctx context.Context, exec string) error {
+	octx, cancel := w.op(ctx)
+	defer cancel()
+	exe, err := w.c.Load(octx, exec)
+	if err == nil && exe != nil {
+		w.learn(exec, view{exe.Version, tokenOf(exe)})
+	}
+	if err == nil && exe == nil {
+		w.views[exec], w.stale[exec] = nil, false
+	}
+	return err
+}
+
+func (w *worker) loadForEvent(ctx context.Context, exec string) error {
+	octx, cancel := w.op(ctx)
+	defer cancel()
+	_, _, err := w.c.LoadForEvent(octx, exec, w.eventID(exec))
+	return err
+}
+
+func (w *worker) isProcessed(ctx context.Context, exec string) error {
+	octx, cancel := w.op(ctx)
+	defer cancel()
+	_, err := w.c.IsProcessed(octx, exec, w.eventID(exec))
+	return err
+}
+
+func (w *worker) readTrace(ctx context.Context, exec string) error {
+	octx, cancel := w.op(ctx)
+	defer cancel()
+	_, err := w.c.ReadTrace(octx, exec)
+	return err
+}
+
+func (w *worker) appendTrace(ctx context.Context, exec string) error {
+	octx, cancel := w.op(ctx)
+	defer cancel()
+	return w.c.AppendTrace(octx, exec, traceEntry(w.token(), "append"))
+}

@@ -1,0 +1,161 @@
+package workload
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/storecheck/storecheck/linearizability"
+	"github.com/storecheck/storecheck/model"
+)
+
+// Limits and defaults of a run.
+const (
+	DefaultClients    = 4
+	DefaultExecutions = 4
+	DefaultOps        = 1000
+	// MaxOps and MaxDuration bound every run, whichever bound it was given.
+	MaxOps      = 1_000_000
+	MaxDuration = time.Hour
+	// DefaultOpTimeout bounds each store call.
+	DefaultOpTimeout = 10 * time.Second
+)
+
+// Config describes one run. Zero fields take their defaults.
+type Config struct {
+	// Clients is how many clients run at once.
+	Clients int
+	// Executions is how many executions the clients share: the contention
+	// knob.
+	Executions int
+	// Ops is how many workload steps the clients start, all together (a
+	// relay or sweep step is one step of several store calls; an event
+	// delivery is two). The run stops at Ops or Duration, whichever comes
+	// first; with neither set it runs DefaultOps steps.
+	Ops int
+	// Duration bounds the traffic phase in wall-clock time.
+	Duration time.Duration
+	// Seed drives every random choice.
+	Seed uint64
+	// Mix weighs the steps; the zero Mix means DefaultMix().
+	Mix Mix
+	// TraceMax is the trace cap the store was opened with: 0 means
+	// model.DefaultTraceMax, a negative value an unbounded ring. A store
+	// that implements model.TraceMaxSetter is set to it, so the two agree.
+	TraceMax int
+	// OpTimeout bounds each store call; a call that runs out of time is
+	// recorded as indeterminate. 0 means DefaultOpTimeout.
+	OpTimeout time.Duration
+	// CheckTimeout bounds the linearizability check; 0 means
+	// linearizability.DefaultTimeout. A check that runs out of time gives
+	// the verdict Unknown.
+	CheckTimeout time.Duration
+	// OutDir, when set, receives the history (history.jsonl), porcupine's
+	// visualization (visualization.html) and the violations (violations.txt)
+	// of a run that is not Ok. It is created if missing.
+	OutDir string
+	// Scenario and Store are written into the history's meta, to say where
+	// it came from.
+	Scenario, Store string
+}
+
+// Mix weighs the kinds of step a client picks; a weight of 0 disables one.
+type Mix struct {
+	Commit       int // commit from the last version seen (loading first when unsure)
+	StaleCommit  int // commit from an older version seen: meant to conflict
+	Save         int // save from the last version seen
+	Deliver      int // load_for_event, then commit with the event unless processed
+	Load         int
+	LoadForEvent int // a probe only
+	IsProcessed  int
+	ReadTrace    int
+	AppendTrace  int
+	Relay        int // pending_outbox, then ack a few
+	SpawnRelay   int // pending_spawns, then ack a few
+	Sweep        int // due_timers, then delete a few, sometimes a stale fire_at
+}
+
+// DefaultMix is a write-heavy mix that exercises every operation.
+func DefaultMix() Mix {
+	return Mix{
+		Commit: 25, StaleCommit: 5, Save: 4, Deliver: 10, Load: 15, LoadForEvent: 4,
+		IsProcessed: 4, ReadTrace: 10, AppendTrace: 6, Relay: 8, SpawnRelay: 4, Sweep: 5,
+	}
+}
+
+// weights lists the mix in a fixed order, paired with its steps.
+func (m Mix) weights() []int {
+	return []int{m.Commit, m.StaleCommit, m.Save, m.Deliver, m.Load, m.LoadForEvent,
+		m.IsProcessed, m.ReadTrace, m.AppendTrace, m.Relay, m.SpawnRelay, m.Sweep}
+}
+
+// normalize fills defaults and rejects impossible values.
+func (c Config) normalize() (Config, error) {
+	if c.Clients == 0 {
+		c.Clients = DefaultClients
+	}
+	if c.Executions == 0 {
+		c.Executions = DefaultExecutions
+	}
+	if c.Ops == 0 && c.Duration == 0 {
+		c.Ops = DefaultOps
+	}
+	if c.Ops == 0 {
+		c.Ops = MaxOps
+	}
+	if c.Duration == 0 {
+		c.Duration = MaxDuration
+	}
+	if c.Mix == (Mix{}) {
+		c.Mix = DefaultMix()
+	}
+	if c.OpTimeout == 0 {
+		c.OpTimeout = DefaultOpTimeout
+	}
+	if c.TraceMax == 0 {
+		c.TraceMax = model.DefaultTraceMax
+	}
+	switch {
+	case c.Clients < 1 || c.Clients > 1000:
+		return c, fmt.Errorf("workload: clients must be 1..1000, got %d", c.Clients)
+	case c.Executions < 1 || c.Executions > 100_000:
+		return c, fmt.Errorf("workload: executions must be 1..100000, got %d", c.Executions)
+	case c.Ops < 0 || c.Ops > MaxOps:
+		return c, fmt.Errorf("workload: ops must be 0..%d, got %d", MaxOps, c.Ops)
+	case c.Duration < 0 || c.Duration > MaxDuration:
+		return c, fmt.Errorf("workload: duration must be 0..%v, got %v", MaxDuration, c.Duration)
+	case c.OpTimeout < 0 || c.CheckTimeout < 0:
+		return c, fmt.Errorf("workload: timeouts must not be negative")
+	}
+	total := 0
+	for _, w := range c.Mix.weights() {
+		if w < 0 {
+			return c, fmt.Errorf("workload: mix weights must not be negative: %+v", c.Mix)
+		}
+		total += w
+	}
+	if total == 0 {
+		return c, fmt.Errorf("workload: the mix has no positive weight")
+	}
+	return c, nil
+}
+
+// storeTraceMax is the cap in model.Config's terms (0: unbounded).
+func (c Config) storeTraceMax() int { return max(c.TraceMax, 0) }
+
+// meta is what the history records about the run.
+func (c Config) meta() linearizability.Meta {
+	scenario := c.Scenario
+	if scenario == "" {
+		scenario = "concurrent"
+	}
+	return linearizability.Meta{TraceMax: c.storeTraceMax(), Seed: c.Seed, Scenario: scenario, Store: c.Store}
+}
+
+// executionIDs names the executions of a run.
+func (c Config) executionIDs() []string {
+	ids := make([]string, c.Executions)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("e%d", i)
+	}
+	return ids
+}

@@ -1,0 +1,151 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/storecheck/storecheck/linearizability"
+	"github.com/storecheck/storecheck/model"
+)
+
+// Run drives store with cfg's traffic, heals, and checks the history:
+// porcupine per execution and the global checks (see package
+// linearizability). A broken guarantee is a Result with the verdict Illegal;
+// the error is for the harness only: an invalid config, a store that is not
+// empty, heal reads that keep failing, ctx ending, or artifacts that cannot
+// be written.
+//
+// The store must be empty: the checks map every row to an attempt of this
+// run.
+func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
+	cfg, err := cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	var notes []string
+	if s, ok := store.(model.TraceMaxSetter); ok {
+		s.SetTraceMax(cfg.storeTraceMax())
+	} else {
+		notes = append(notes, fmt.Sprintf("the store cannot be told its trace cap (no model.TraceMaxSetter); it is assumed to be %d (0: unbounded)", cfg.storeTraceMax()))
+	}
+	execs := cfg.executionIDs()
+	if err := checkEmpty(ctx, store, execs); err != nil {
+		return nil, err
+	}
+
+	rec := linearizability.NewRecorder(store)
+	var budget atomic.Int64
+	budget.Store(int64(cfg.Ops))
+	start := time.Now()
+	deadline := start.Add(cfg.Duration)
+	errs := make([]error, cfg.Clients)
+	var wg sync.WaitGroup
+	for i := range cfg.Clients {
+		w := newWorker(i, &cfg, rec.Client(), execs)
+		wg.Go(func() { errs[i] = w.run(ctx, &budget, deadline) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("workload: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("workload stopped: %w", err)
+	}
+	res := &Result{Notes: notes, Seed: cfg.Seed, Steps: cfg.Ops - int(max(budget.Load(), 0)), TrafficTime: time.Since(start)}
+
+	if err := linearizability.Heal(ctx, rec.HealClient(), rec.History()); err != nil {
+		return nil, fmt.Errorf("workload: %w", err)
+	}
+	h := rec.History()
+	h.Meta = cfg.meta()
+	rep, err := linearizability.Check(ctx, h, linearizability.Options{Timeout: cfg.CheckTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("workload: check: %w", err)
+	}
+	res.fill(h, rep)
+	if rep.Verdict != linearizability.Ok && cfg.OutDir != "" {
+		if res.Artifacts, err = writeArtifacts(ctx, cfg.OutDir, h, rep, cfg.CheckTimeout); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// checkEmpty refuses a store that holds rows the run did not write.
+func checkEmpty(ctx context.Context, store model.Store, execs []string) error {
+	var found []string
+	for _, e := range execs {
+		if exe, err := store.Load(ctx, e); err != nil {
+			return fmt.Errorf("workload: check the store is empty: %w", err)
+		} else if exe != nil {
+			found = append(found, "execution "+e)
+		}
+	}
+	outbox, err1 := store.PendingOutbox(ctx)
+	spawns, err2 := store.PendingSpawns(ctx)
+	timers, err3 := store.DueTimers(ctx, math.MaxFloat64)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return fmt.Errorf("workload: check the store is empty: %w", err)
+	}
+	if len(outbox)+len(spawns)+len(timers) > 0 {
+		found = append(found, fmt.Sprintf("%d outbox, %d spawn and %d timer rows", len(outbox), len(spawns), len(timers)))
+	}
+	if len(found) > 0 {
+		return fmt.Errorf("workload: the store is not empty (%s); open a fresh one", strings.Join(found, ", "))
+	}
+	return nil
+}
+
+// Artifact file names in Config.OutDir.
+const (
+	HistoryFile       = "history.jsonl"
+	VisualizationFile = "visualization.html"
+	ViolationsFile    = "violations.txt"
+)
+
+// writeArtifacts saves what is needed to debug a failed run: the history
+// (re-checkable offline with linearizability.CheckFile), the violations and,
+// for an Illegal verdict, porcupine's visualization of the executions
+// involved.
+func writeArtifacts(ctx context.Context, dir string, h linearizability.History, rep *linearizability.Report, timeout time.Duration) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("workload: artifacts: %w", err)
+	}
+	var written []string
+	path := filepath.Join(dir, HistoryFile)
+	if err := linearizability.SaveFile(path, h); err != nil {
+		return written, fmt.Errorf("workload: artifacts: %w", err)
+	}
+	written = append(written, path)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "verdict: %s\n", rep.Verdict)
+	for _, v := range rep.Violations {
+		fmt.Fprintln(&b, v.Error())
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	path = filepath.Join(dir, ViolationsFile)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		return written, fmt.Errorf("workload: artifacts: %w", err)
+	}
+	written = append(written, path)
+
+	if rep.Verdict == linearizability.Illegal {
+		path = filepath.Join(dir, VisualizationFile)
+		if err := linearizability.VisualizeFile(ctx, path, h, rep, linearizability.Options{Timeout: timeout}); err != nil {
+			return written, fmt.Errorf("workload: artifacts: %w", err)
+		}
+		written = append(written, path)
+	}
+	return written, nil
+}

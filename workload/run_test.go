@@ -1,0 +1,128 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storecheck/storecheck/linearizability"
+	"github.com/storecheck/storecheck/model"
+)
+
+// logResult writes a run's summary to the test log.
+func logResult(t *testing.T, res *Result) {
+	t.Helper()
+	for _, l := range res.Summary() {
+		t.Log(l)
+	}
+}
+
+// TestReferencePasses runs the concurrent scenario against the reference
+// model, with high contention and a small trace ring, for several seeds.
+func TestReferencePasses(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		ref := model.NewReference(model.DefaultConfig())
+		res, err := Run(context.Background(), ref, Config{Clients: 6, Executions: 2, Ops: 1500, Seed: seed, TraceMax: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Verdict != linearizability.Ok {
+			logResult(t, res)
+			t.Fatalf("seed %d: verdict %s: %v", seed, res.Verdict, res.Err)
+		}
+		if seed == 1 {
+			logResult(t, res)
+		}
+		if res.Counts.Conflicts == 0 || res.Steps != 1500 {
+			t.Errorf("seed %d: %d conflicts in %d steps; want contention and every step run", seed, res.Counts.Conflicts, res.Steps)
+		}
+		for _, k := range linearizability.Kinds() {
+			if res.Counts.ByKind[k][linearizability.OutcomeOK] == 0 {
+				t.Errorf("seed %d: no successful %s", seed, k)
+			}
+		}
+	}
+}
+
+// TestRunStopsAtDuration bounds a run by time alone.
+func TestRunStopsAtDuration(t *testing.T) {
+	start := time.Now()
+	res, err := Run(context.Background(), model.NewReference(model.DefaultConfig()), Config{Clients: 3, Duration: 200 * time.Millisecond, Seed: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verdict != linearizability.Ok || res.Steps == 0 || time.Since(start) > 20*time.Second {
+		t.Fatalf("verdict %s after %d steps in %v", res.Verdict, res.Steps, time.Since(start))
+	}
+}
+
+func TestRunRejectsBadConfigAndDirtyStore(t *testing.T) {
+	ctx := context.Background()
+	for _, cfg := range []Config{{Clients: -1}, {Ops: -5}, {Mix: Mix{Load: -1}}, {Duration: 2 * MaxDuration}} {
+		if _, err := Run(ctx, model.NewReference(model.DefaultConfig()), cfg); err == nil {
+			t.Errorf("config %+v accepted", cfg)
+		}
+	}
+	ref := model.NewReference(model.DefaultConfig())
+	if err := ref.Save(ctx, &model.Execution{ID: "e0", DefinitionID: "d"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(ctx, ref, Config{Ops: 10}); err == nil || !strings.Contains(err.Error(), "not empty") {
+		t.Errorf("a store holding e0 was accepted: %v", err)
+	}
+}
+
+// leakyStore is the reference model except that a commit that loses its CAS
+// still writes its emits to the outbox (through a throw-away execution), as
+// a store whose side-writes are not guarded by the CAS would.
+type leakyStore struct {
+	*model.Reference
+	leaks int
+}
+
+func (s *leakyStore) Commit(ctx context.Context, exe *model.Execution, b model.Batch) error {
+	err := s.Reference.Commit(ctx, exe, b)
+	if _, lost := model.AsConflict(err); lost && len(b.Emits) > 0 {
+		s.leaks++
+		shadow := &model.Execution{ID: "leak-" + exe.ID + "-" + time.Now().String(), DefinitionID: "leak"}
+		if lerr := s.Reference.Commit(ctx, shadow, model.Batch{Emits: b.Emits}); lerr != nil {
+			return lerr
+		}
+	}
+	return err
+}
+
+// TestLeakyStoreIsCaught: the global atomicity check catches a losing
+// writer's outbox entry, and the run leaves its artifacts behind.
+func TestLeakyStoreIsCaught(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	st := &leakyStore{Reference: model.NewReference(model.DefaultConfig())}
+	res, err := Run(context.Background(), st, Config{Clients: 6, Executions: 2, Ops: 600, Seed: 3, OutDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.leaks == 0 {
+		t.Fatal("the run never lost a CAS with emits; nothing leaked")
+	}
+	if res.Verdict != linearizability.Illegal || !errors.Is(res.Err, linearizability.ErrAtomicity) {
+		logResult(t, res)
+		t.Fatalf("verdict %s, guarantee %q; want Illegal naming atomicity", res.Verdict, res.Guarantee)
+	}
+	if !strings.Contains(res.Err.Error(), "lost its CAS (conflict) but its outbox entry") {
+		t.Errorf("violation does not say what leaked: %v", res.Err)
+	}
+	for _, name := range []string{HistoryFile, ViolationsFile, VisualizationFile} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
+			t.Errorf("artifact %s: %v", name, err)
+		}
+	}
+	// The saved history re-checks offline to the same verdict.
+	rep, err := linearizability.CheckFile(context.Background(), filepath.Join(dir, HistoryFile), linearizability.Options{})
+	if err != nil || rep.Verdict != linearizability.Illegal || !errors.Is(rep.Err, linearizability.ErrAtomicity) {
+		t.Fatalf("offline re-check: %v, %v", err, rep)
+	}
+}
