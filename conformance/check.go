@@ -26,6 +26,9 @@ type Report struct {
 	Passed bool
 	Cases  int64 // test cases started, including shrinking re-runs
 	Ops    int64 // store operations compared
+	// Digest identifies the sequence of steps that ran: the same seed gives
+	// the same digest.
+	Digest string
 	// Failure is rapid's failure message; MinimalSteps the shrunk sequence,
 	// one "step: …" line per operation, ending with the failed comparison.
 	Failure      string
@@ -65,7 +68,7 @@ func Check(ctx context.Context, open Opener, cfg CheckConfig) (Report, error) {
 		}()
 		rapid.Check(tb, Property(ctx, h, stats))
 	}()
-	rep := Report{Passed: !tb.Failed(), Cases: stats.Cases.Load(), Ops: stats.Ops.Load(), Output: tb.lines}
+	rep := Report{Passed: !tb.Failed(), Cases: stats.Cases.Load(), Ops: stats.Ops.Load(), Digest: stats.Digest(), Output: tb.lines}
 	if !rep.Passed {
 		rep.Failure, rep.MinimalSteps = tb.failure()
 	}

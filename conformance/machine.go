@@ -3,7 +3,10 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"math"
+	"sync"
 	"sync/atomic"
 
 	"pgregory.net/rapid"
@@ -15,6 +18,31 @@ import (
 type Stats struct {
 	Cases atomic.Int64 // test cases started
 	Ops   atomic.Int64 // store operations compared
+
+	mu     sync.Mutex
+	digest hash.Hash64 // of every step, in order
+}
+
+// record adds one step's description to the sequence digest.
+func (s *Stats) record(step string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.digest == nil {
+		s.digest = fnv.New64a()
+	}
+	s.digest.Write([]byte(step))
+	s.digest.Write([]byte{'\n'})
+}
+
+// Digest identifies the exact sequence of steps run so far: two runs with the
+// same seed against correct stores give the same digest.
+func (s *Stats) Digest() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.digest == nil {
+		return ""
+	}
+	return fmt.Sprintf("%016x", s.digest.Sum64())
 }
 
 // Property returns the rapid state-machine property: every test case takes an
@@ -89,6 +117,15 @@ func fail(t *rapid.T, op string, err error) {
 
 func (m *machine) op() { m.stats.Ops.Add(1) }
 
+// step logs one operation of the sequence (rapid prints these lines for a
+// failing sequence) and adds it to the sequence digest.
+func (m *machine) step(t *rapid.T, format string, a ...any) {
+	t.Helper()
+	line := "step: " + fmt.Sprintf(format, a...)
+	m.stats.record(line)
+	t.Log(line)
+}
+
 // currentVersion is the reference's version of id (0 when absent).
 func (m *machine) currentVersion(t *rapid.T, id string) int64 {
 	exe, err := m.ref.Load(m.ctx, id)
@@ -146,7 +183,7 @@ func (m *machine) write(t *rapid.T, withBatch bool) {
 	if wantErr != nil {
 		outcome = wantErr.Error()
 	}
-	t.Logf("step: %s %q from v%d (%s version) [%s] -> %s", name, id, version, kind, describeBatch(batch), outcome)
+	m.step(t, "%s %q from v%d (%s version) [%s] -> %s", name, id, version, kind, describeBatch(batch), outcome)
 	if err := sameWriteOutcome(wantErr, gotErr); err != nil {
 		fail(t, name, err)
 	}
@@ -164,7 +201,7 @@ func (m *machine) load(t *rapid.T) {
 	want, wantErr := m.ref.Load(m.ctx, id)
 	got, gotErr := m.store.Load(m.ctx, id)
 	m.op()
-	t.Logf("step: load %q", id)
+	m.step(t, "load %q", id)
 	if wantErr != nil {
 		t.Fatalf("reference load: %v", wantErr)
 	}
@@ -182,7 +219,7 @@ func (m *machine) loadForEvent(t *rapid.T) {
 	want, wantDone, wantErr := m.ref.LoadForEvent(m.ctx, id, ev)
 	got, gotDone, gotErr := m.store.LoadForEvent(m.ctx, id, ev)
 	m.op()
-	t.Logf("step: load_for_event %q %q", id, ev)
+	m.step(t, "load_for_event %q %q", id, ev)
 	if wantErr != nil {
 		t.Fatalf("reference load_for_event: %v", wantErr)
 	}
@@ -203,7 +240,7 @@ func (m *machine) isProcessed(t *rapid.T) {
 	want, _ := m.ref.IsProcessed(m.ctx, id, ev)
 	got, err := m.store.IsProcessed(m.ctx, id, ev)
 	m.op()
-	t.Logf("step: is_processed %q %q", id, ev)
+	m.step(t, "is_processed %q %q", id, ev)
 	if err != nil {
 		fail(t, "is_processed", err)
 	}
@@ -223,7 +260,7 @@ func (m *machine) list(t *rapid.T) {
 	f.Statuses = rapid.SliceOfNDistinct(rapid.SampledFrom(statuses), 0, 2, rapid.ID[string]).Draw(t, "statuses")
 	f.RootsOnly = rapid.Bool().Draw(t, "roots_only")
 	f.Limit = rapid.IntRange(1, 3).Draw(t, "limit")
-	t.Logf("step: list definition=%v statuses=%v roots_only=%v limit=%d", deref(f.DefinitionID), f.Statuses, f.RootsOnly, f.Limit)
+	m.step(t, "list definition=%v statuses=%v roots_only=%v limit=%d", deref(f.DefinitionID), f.Statuses, f.RootsOnly, f.Limit)
 	wantF, gotF := f, f
 	for page := 0; page <= len(executionIDs)+1; page++ {
 		want, err := m.ref.ListExecutions(m.ctx, wantF)
@@ -266,12 +303,12 @@ func (m *machine) ackOutbox(t *rapid.T) {
 	if err != nil {
 		fail(t, "pending_outbox", err)
 	}
-	t.Logf("step: pending_outbox (%d entries)", len(want))
+	m.step(t, "pending_outbox (%d entries)", len(want))
 	if err := sameOutbox(want, got); err != nil {
 		fail(t, "pending_outbox", err)
 	}
 	wantSeq, gotSeq, what := m.pickAck(t, len(want), func(i int) (int64, int64) { return want[i].Seq, got[i].Seq }, m.maxOutbox)
-	t.Logf("step: ack_outbox %s", what)
+	m.step(t, "ack_outbox %s", what)
 	if err := m.ref.AckOutbox(m.ctx, wantSeq); err != nil {
 		t.Fatalf("reference ack_outbox: %v", err)
 	}
@@ -291,12 +328,12 @@ func (m *machine) ackSpawn(t *rapid.T) {
 	if err != nil {
 		fail(t, "pending_spawns", err)
 	}
-	t.Logf("step: pending_spawns (%d entries)", len(want))
+	m.step(t, "pending_spawns (%d entries)", len(want))
 	if err := sameSpawns(want, got); err != nil {
 		fail(t, "pending_spawns", err)
 	}
 	wantSeq, gotSeq, what := m.pickAck(t, len(want), func(i int) (int64, int64) { return want[i].Seq, got[i].Seq }, m.maxSpawns)
-	t.Logf("step: ack_spawn %s", what)
+	m.step(t, "ack_spawn %s", what)
 	if err := m.ref.AckSpawn(m.ctx, wantSeq); err != nil {
 		t.Fatalf("reference ack_spawn: %v", err)
 	}
@@ -326,7 +363,7 @@ func (m *machine) dueTimers(t *rapid.T) {
 	}
 	got, err := m.store.DueTimers(m.ctx, now)
 	m.op()
-	t.Logf("step: due_timers now=%v (%d due)", now, len(want))
+	m.step(t, "due_timers now=%v (%d due)", now, len(want))
 	if err != nil {
 		fail(t, "due_timers", err)
 	}
@@ -348,7 +385,7 @@ func (m *machine) deleteTimer(t *rapid.T) {
 			}
 		}
 	}
-	t.Logf("step: delete_timer %q %q fire_at=%v", id, path, fireAt)
+	m.step(t, "delete_timer %q %q fire_at=%v", id, path, fireAt)
 	if err := m.ref.DeleteTimer(m.ctx, id, path, fireAt); err != nil {
 		t.Fatalf("reference delete_timer: %v", err)
 	}
@@ -361,7 +398,7 @@ func (m *machine) deleteTimer(t *rapid.T) {
 func (m *machine) appendTrace(t *rapid.T) {
 	id := m.drawReadID(t)
 	entry := drawObject(t, "entry")
-	t.Logf("step: append_trace %q %s", id, entry)
+	m.step(t, "append_trace %q %s", id, entry)
 	if err := m.ref.AppendTrace(m.ctx, id, entry); err != nil {
 		t.Fatalf("reference append_trace: %v", err)
 	}
@@ -379,7 +416,7 @@ func (m *machine) readTrace(t *rapid.T) {
 	}
 	got, err := m.store.ReadTrace(m.ctx, id)
 	m.op()
-	t.Logf("step: read_trace %q (%d entries)", id, len(want))
+	m.step(t, "read_trace %q (%d entries)", id, len(want))
 	if err != nil {
 		fail(t, "read_trace", err)
 	}

@@ -47,6 +47,9 @@ type Run struct {
 	Guarantee string `json:"guarantee,omitempty"`
 	// Cases is the number of property test cases (conformance).
 	Cases int64 `json:"cases,omitempty"`
+	// SequenceDigest identifies the operation sequence, where it is a pure
+	// function of the seed (conformance): equal seeds, equal digests.
+	SequenceDigest string `json:"sequence_digest,omitempty"`
 	// MinimalSteps is the shrunk failing sequence (conformance).
 	MinimalSteps []string `json:"minimal_steps,omitempty"`
 	// Dir is the run's own folder, relative to the summary.

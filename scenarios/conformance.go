@@ -31,7 +31,7 @@ func runConformance(ctx context.Context, t Target, p Params) Result {
 		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be opened: %v", err)}
 	}
 	rep, err := conformance.Check(ctx, t.Open, conformance.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps})
-	res := Result{Ops: rep.Ops, Cases: rep.Cases}
+	res := Result{Ops: rep.Ops, Cases: rep.Cases, Digest: rep.Digest}
 	if p.OutDir != "" && len(rep.Output) > 0 {
 		if werr := os.WriteFile(filepath.Join(p.OutDir, "rapid.log"), []byte(strings.Join(rep.Output, "\n")+"\n"), 0o644); werr != nil && p.Logger != nil {
 			p.Logger.Warn("could not keep the rapid log", "err", werr)

@@ -51,6 +51,9 @@ type Result struct {
 	Cases        int64
 	MinimalSteps []string
 	Metrics      map[string]float64
+	// Digest identifies the operation sequence, where the scenario's is a
+	// pure function of the seed.
+	Digest string
 }
 
 // Scenario is one named run.

@@ -1,0 +1,139 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storecheck/storecheck/reports"
+)
+
+// run runs one command line in-process.
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := Main(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// Every kind of bad input gets one clear line on stderr and exit 2, and
+// leaves no summary claiming anything.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"unknown command", []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"unknown backend", []string{"run", "--backend", "nope:", "--out", dir}, `unknown backend "nope:" (known: memory`},
+		{"backend without scheme", []string{"run", "--backend", "x.db", "--out", dir}, "has no scheme"},
+		{"missing directory", []string{"run", "--backend", "sqlite:/nonexistent/dir/x.db", "--out", dir}, `directory "/nonexistent/dir" does not exist`},
+		{"unknown scenario", []string{"run", "--scenario", "nope", "--out", dir}, `unknown scenario "nope" (known:`},
+		{"bad flag", []string{"run", "--frob"}, "flag provided but not defined: -frob"},
+		{"bad seed", []string{"run", "--seed", "x"}, "seed must be a positive integer"},
+		{"zero seed", []string{"run", "--seed", "0"}, "seed must be a positive integer"},
+		{"bad checks", []string{"run", "--checks", "0", "--out", dir}, "--checks must be at least 1"},
+		{"stray argument", []string{"run", "extra"}, `unexpected argument "extra"`},
+		{"unwritable output", []string{"run", "--out", filepath.Join(file, "sub")}, "output folder"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := run(t, c.args...)
+			if code != ExitUsage {
+				t.Errorf("exit code: want %d, got %d", ExitUsage, code)
+			}
+			if strings.Count(strings.TrimRight(stderr, "\n"), "\n") != 0 {
+				t.Errorf("want one line on stderr, got:\n%s", stderr)
+			}
+			if !strings.Contains(stderr, c.want) {
+				t.Errorf("stderr %q does not say %q", stderr, c.want)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
+				t.Errorf("bad input left a summary.json behind")
+			}
+		})
+	}
+}
+
+func TestHelpAndLists(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"run", "-h"}, {"scenarios"}, {"backends"}} {
+		code, stdout, _ := run(t, args...)
+		if code != ExitOK || stdout == "" {
+			t.Errorf("%v: want exit 0 and output, got %d and %q", args, code, stdout)
+		}
+	}
+	_, stdout, _ := run(t, "scenarios")
+	for _, name := range []string{"conformance", "concurrent"} {
+		if !strings.Contains(stdout, name) {
+			t.Errorf("storecheck scenarios does not list %s:\n%s", name, stdout)
+		}
+	}
+}
+
+// The same seed gives the same sequence: the rapid logs of two runs on the
+// same SQLite file are identical, and the summaries agree.
+func TestRunIsReproducible(t *testing.T) {
+	dir := t.TempDir()
+	db := "sqlite:" + filepath.Join(dir, "x.db")
+	logs := make([]string, 2)
+	for i := range logs {
+		out := filepath.Join(dir, "out", string(rune('a'+i)))
+		code, stdout, stderr := run(t, "run", "--backend", db, "--scenario", "conformance", "--seed", "7", "--checks", "10", "--out", out)
+		if code != ExitOK {
+			t.Fatalf("run %d: exit %d\n%s\n%s", i, code, stdout, stderr)
+		}
+		if !strings.Contains(stderr, "seed 7") {
+			t.Errorf("run %d does not print its seed: %s", i, stderr)
+		}
+		sum, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sum.Runs) != 1 || sum.Runs[0].Verdict != reports.Pass || sum.Seed != 7 || sum.Runs[0].Ops == 0 {
+			t.Fatalf("summary: %+v", sum)
+		}
+		if !strings.Contains(sum.Runs[0].Reproduce, "--seed 7") {
+			t.Errorf("reproduce command lacks the seed: %s", sum.Runs[0].Reproduce)
+		}
+		logs[i] = sum.Runs[0].SequenceDigest
+	}
+	if logs[0] != logs[1] || logs[0] == "" {
+		t.Fatalf("two runs with --seed 7 ran different sequences: digests %q and %q", logs[0], logs[1])
+	}
+	code, _, stderr := run(t, "run", "--backend", db, "--scenario", "conformance", "--seed", "8", "--checks", "10", "--out", filepath.Join(dir, "out", "c"))
+	sum, err := reports.ReadSummary(filepath.Join(dir, "out", "c", "summary.json"))
+	if code != ExitOK || err != nil {
+		t.Fatalf("seed 8: exit %d, %v: %s", code, err, stderr)
+	}
+	if sum.Runs[0].SequenceDigest == logs[0] {
+		t.Fatalf("seeds 7 and 8 ran the same sequence: the digest proves nothing")
+	}
+}
+
+func TestSummaryIsValidJSON(t *testing.T) {
+	out := t.TempDir()
+	code, _, stderr := run(t, "run", "--backend", "memory:", "--seed", "3", "--checks", "5", "--ops", "200", "--out", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatalf("summary.json: %v", err)
+	}
+	if runs, _ := v["runs"].([]any); len(runs) != 2 {
+		t.Fatalf("want a run per scenario (conformance, concurrent), got %v", v["runs"])
+	}
+}
