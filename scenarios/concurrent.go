@@ -37,7 +37,7 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 	}
 	wcfg := workload.Config{
 		Clients: p.Clients, Executions: p.Executions, Ops: p.Ops, Duration: p.Duration, Seed: p.Seed,
-		TraceMax: cfg.TraceMax, OutDir: p.OutDir, Scenario: "concurrent", Store: reports.Redact(t.URL),
+		TraceMax: cfg.TraceMax, OutDir: p.OutDir, KeepArtifacts: true, Scenario: "concurrent", Store: reports.Redact(t.URL),
 	}
 	if p.Duration > 0 {
 		wcfg.Ops = 0 // the duration bounds the run

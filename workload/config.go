@@ -53,6 +53,9 @@ type Config struct {
 	// visualization (visualization.html) and the violations (violations.txt)
 	// of a run that is not Ok. It is created if missing.
 	OutDir string
+	// KeepArtifacts writes the artifacts for every verdict, Ok included, so
+	// that reports can plot a passing run's latency too.
+	KeepArtifacts bool
 	// Scenario and Store are written into the history's meta, to say where
 	// it came from.
 	Scenario, Store string

@@ -71,8 +71,8 @@ func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 		return nil, fmt.Errorf("workload: check: %w", err)
 	}
 	res.fill(h, rep)
-	if rep.Verdict != linearizability.Ok && cfg.OutDir != "" {
-		if res.Artifacts, err = writeArtifacts(ctx, cfg.OutDir, h, rep, cfg.CheckTimeout); err != nil {
+	if cfg.OutDir != "" && (rep.Verdict != linearizability.Ok || cfg.KeepArtifacts) {
+		if res.Artifacts, err = writeArtifacts(ctx, cfg.OutDir, h, rep, cfg.CheckTimeout, cfg.KeepArtifacts); err != nil {
 			return res, err
 		}
 	}
@@ -115,7 +115,7 @@ const (
 // (re-checkable offline with linearizability.CheckFile), the violations and,
 // for an Illegal verdict, porcupine's visualization of the executions
 // involved.
-func writeArtifacts(ctx context.Context, dir string, h linearizability.History, rep *linearizability.Report, timeout time.Duration) ([]string, error) {
+func writeArtifacts(ctx context.Context, dir string, h linearizability.History, rep *linearizability.Report, timeout time.Duration, keep bool) ([]string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("workload: artifacts: %w", err)
 	}
@@ -140,7 +140,7 @@ func writeArtifacts(ctx context.Context, dir string, h linearizability.History, 
 	}
 	written = append(written, path)
 
-	if rep.Verdict == linearizability.Illegal {
+	if rep.Verdict == linearizability.Illegal || (keep && rep.Verdict == linearizability.Ok) {
 		path = filepath.Join(dir, VisualizationFile)
 		if err := linearizability.VisualizeFile(ctx, path, h, rep, linearizability.Options{Timeout: timeout}); err != nil {
 			return written, fmt.Errorf("workload: artifacts: %w", err)

@@ -41,6 +41,9 @@ type Progress interface {
 // always lists the whole plan.
 func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary {
 	sum := &reports.Summary{Seed: plan.Params.Seed}
+	// The runs folder is the plan's own: artifacts of an earlier run must not
+	// be read as this one's.
+	_ = os.RemoveAll(filepath.Join(plan.Out, "runs"))
 	i := 0
 	for _, backend := range plan.Backends {
 		for _, sc := range plan.Scenarios {
