@@ -19,6 +19,8 @@ type CheckConfig struct {
 	Checks     int           // test cases to run; 0 means 100
 	Steps      int           // average actions per test case; 0 means 30
 	ShrinkTime time.Duration // bound on minimisation; 0 means 30s
+	// Stats, when set, receives the live counts (for a progress display).
+	Stats *Stats
 }
 
 // Report is the outcome of Check.
@@ -58,7 +60,10 @@ func Check(ctx context.Context, open Opener, cfg CheckConfig) (Report, error) {
 
 	h := NewHarness(open)
 	defer h.Close()
-	stats := &Stats{}
+	stats := cfg.Stats
+	if stats == nil {
+		stats = &Stats{}
+	}
 	tb := &captureTB{name: "conformance"}
 	func() {
 		defer func() {

@@ -42,6 +42,9 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 	if p.Duration > 0 {
 		wcfg.Ops = 0 // the duration bounds the run
 	}
+	if p.Progress != nil {
+		wcfg.Progress = &p.Progress.Ops
+	}
 	res, err := workload.Run(ctx, store, wcfg)
 	switch {
 	case err != nil && errors.Is(err, context.Canceled):

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/storecheck/storecheck/conformance"
 	"github.com/storecheck/storecheck/model"
@@ -30,7 +32,13 @@ func runConformance(ctx context.Context, t Target, p Params) Result {
 	if err := probe(ctx, t); err != nil {
 		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be opened: %v", err)}
 	}
-	rep, err := conformance.Check(ctx, t.Open, conformance.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps})
+	var stats *conformance.Stats
+	if p.Progress != nil {
+		stats = &conformance.Stats{}
+		stop := mirror(&stats.Ops, &p.Progress.Ops)
+		defer stop()
+	}
+	rep, err := conformance.Check(ctx, t.Open, conformance.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, Stats: stats})
 	res := Result{Ops: rep.Ops, Cases: rep.Cases, Digest: rep.Digest}
 	if p.OutDir != "" && len(rep.Output) > 0 {
 		if werr := os.WriteFile(filepath.Join(p.OutDir, "rapid.log"), []byte(strings.Join(rep.Output, "\n")+"\n"), 0o644); werr != nil && p.Logger != nil {
@@ -52,4 +60,25 @@ func runConformance(ctx context.Context, t Target, p Params) Result {
 		res.Metrics = map[string]float64{"minimal_steps": float64(conformance.StepCount(rep.MinimalSteps))}
 	}
 	return res
+}
+
+// mirror copies src into dst every 100ms until stopped, and once more then.
+func mirror(src, dst *atomic.Int64) (stop func()) {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(100 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			dst.Store(src.Load())
+			select {
+			case <-done:
+				dst.Store(src.Load())
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
 }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/storecheck/storecheck/conformance"
@@ -35,11 +36,26 @@ type Params struct {
 	Checks int
 	Steps  int
 
+	// Progress, when set, receives live counts for a progress display.
+	Progress *Progress
+
 	// Concurrent workloads.
 	Clients    int
 	Executions int
 	Ops        int
 	Duration   time.Duration
+}
+
+// Progress is what a running scenario shows of itself.
+type Progress struct {
+	Ops   atomic.Int64 // operations (or workload steps) done
+	Fault atomic.Value // string: the fault now injected, "" for none
+}
+
+// CurrentFault returns the fault now injected, or "".
+func (p *Progress) CurrentFault() string {
+	s, _ := p.Fault.Load().(string)
+	return s
 }
 
 // Result is what a scenario reports about one run.

@@ -59,6 +59,9 @@ func (w *worker) run(ctx context.Context, budget *atomic.Int64, deadline time.Ti
 		if err := w.step(ctx); errors.Is(err, linearizability.ErrNotRecorded) {
 			return fmt.Errorf("client %d: %w", w.idx, err)
 		}
+		if w.cfg.Progress != nil {
+			w.cfg.Progress.Add(1)
+		}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/storecheck/storecheck/linearizability"
@@ -53,6 +54,9 @@ type Config struct {
 	// visualization (visualization.html) and the violations (violations.txt)
 	// of a run that is not Ok. It is created if missing.
 	OutDir string
+	// Progress, when set, is incremented after every step, for a live
+	// progress display.
+	Progress *atomic.Int64
 	// KeepArtifacts writes the artifacts for every verdict, Ok included, so
 	// that reports can plot a passing run's latency too.
 	KeepArtifacts bool

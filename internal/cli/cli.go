@@ -40,6 +40,9 @@ type env struct {
 func commands() []command {
 	return []command{
 		{"run", "run scenarios against backends and write DIR/summary.json", runCommand},
+		{"qualify", "run the backend × scenario matrix a release is qualified on, and render the reports", qualifyCommand},
+		{"check", "re-check a saved history offline (exit 1 when it is not linearizable)", checkCommand},
+		{"replay", "re-run one run of a summary.json from its seed, backend, scenario and options", replayCommand},
 		{"scenarios", "list the scenarios, one line each", scenariosCommand},
 		{"backends", "list the backend URL forms, one line each", backendsCommand},
 	}

@@ -3,41 +3,115 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/scenarios"
 )
 
-// lineProgress prints one plain line as each run starts and ends.
-type lineProgress struct {
-	mu    sync.Mutex
-	w     io.Writer
-	quiet bool
+// progressMode says how a long command shows that it is alive.
+type progressMode int
+
+const (
+	progressQuiet progressMode = iota // nothing until the final table
+	progressPlain                     // a line per run and a line every plainEvery
+	progressLive                      // one line redrawn in place, on a terminal
+)
+
+const (
+	liveEvery  = 250 * time.Millisecond
+	plainEvery = 10 * time.Second
+)
+
+// chooseProgress picks live output on a terminal, plain lines otherwise.
+func chooseProgress(w io.Writer, quiet bool) progressMode {
+	if quiet {
+		return progressQuiet
+	}
+	if f, ok := w.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode()&os.ModeCharDevice != 0 {
+			return progressLive
+		}
+	}
+	return progressPlain
 }
 
-func newLineProgress(w io.Writer, quiet bool) *lineProgress { return &lineProgress{w: w, quiet: quiet} }
+// progress shows each run starting and ending and, while it runs, the
+// operations done, the time elapsed and the fault now injected.
+type progress struct {
+	w    io.Writer
+	mode progressMode
 
-func (p *lineProgress) Started(backend, scenario string) {
-	if p.quiet {
+	mu      sync.Mutex
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+func newProgress(w io.Writer, mode progressMode) *progress { return &progress{w: w, mode: mode} }
+
+func (p *progress) Started(backend, scenario string, live *scenarios.Progress) {
+	if p.mode == progressQuiet {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "storecheck: %s on %s ...\n", scenario, backend)
+	if p.mode == progressPlain {
+		fmt.Fprintf(p.w, "storecheck: %s on %s: started\n", scenario, backend)
+	}
+	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
+	go p.tick(backend, scenario, live, time.Now(), p.stop, p.stopped)
 }
 
-func (p *lineProgress) Finished(r reports.Run) {
-	if p.quiet {
+// tick redraws (live) or prints (plain) the state of the running run until
+// stop is closed.
+func (p *progress) tick(backend, scenario string, live *scenarios.Progress, start time.Time, stop, stopped chan struct{}) {
+	defer close(stopped)
+	every := plainEvery
+	if p.mode == progressLive {
+		every = liveEvery
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+		line := fmt.Sprintf("storecheck: %s on %s: %d ops, %s", scenario, backend, live.Ops.Load(), time.Since(start).Round(time.Second))
+		if f := live.CurrentFault(); f != "" {
+			line += ", fault: " + f
+		}
+		p.mu.Lock()
+		if p.mode == progressLive {
+			fmt.Fprintf(p.w, "\r\033[K%s", line)
+		} else {
+			fmt.Fprintln(p.w, line)
+		}
+		p.mu.Unlock()
+	}
+}
+
+func (p *progress) Finished(r reports.Run) {
+	if p.mode == progressQuiet {
 		return
 	}
+	close(p.stop)
+	<-p.stopped
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	fmt.Fprintf(p.w, "storecheck: %s on %s: %s (%d ops, %d ms)\n", r.Scenario, r.Backend, r.Verdict, r.Ops, r.DurationMS)
+	if p.mode == progressLive {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+	fmt.Fprintf(p.w, "storecheck: %s on %s: %s (%d ops, %.1fs)\n", r.Scenario, r.Backend, r.Verdict, r.Ops, float64(r.DurationMS)/1000)
 }
 
-// printTable prints the verdict of every run, and for failures the reason and
-// the command that reproduces it.
+// printTable prints the verdict of every run, and for every run that did not
+// pass the reason and, for failures, the minimal sequence and the command
+// that reproduces it.
 func printTable(w io.Writer, s *reports.Summary) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BACKEND\tSCENARIO\tVERDICT\tOPS\tTIME")

@@ -30,9 +30,10 @@ type Plan struct {
 	Options map[string]string
 }
 
-// Progress receives one call when a run starts and one when it ends.
+// Progress receives one call when a run starts, with the counters the run
+// updates as it goes, and one when it ends.
 type Progress interface {
-	Started(backend, scenario string)
+	Started(backend, scenario string, live *scenarios.Progress)
 	Finished(r reports.Run)
 }
 
@@ -48,8 +49,9 @@ func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary
 	for _, backend := range plan.Backends {
 		for _, sc := range plan.Scenarios {
 			i++
-			progress.Started(reports.Redact(backend), sc.Name)
-			r := runOne(ctx, plan, i, backend, sc)
+			live := &scenarios.Progress{}
+			progress.Started(reports.Redact(backend), sc.Name, live)
+			r := runOne(ctx, plan, i, backend, sc, live)
 			sum.Runs = append(sum.Runs, r)
 			progress.Finished(r)
 		}
@@ -57,7 +59,7 @@ func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary
 	return sum
 }
 
-func runOne(ctx context.Context, plan Plan, i int, backend string, sc scenarios.Scenario) reports.Run {
+func runOne(ctx context.Context, plan Plan, i int, backend string, sc scenarios.Scenario, live *scenarios.Progress) reports.Run {
 	shown := reports.Redact(backend)
 	r := reports.Run{
 		Backend: shown, Scenario: sc.Name, Seed: plan.Params.Seed,
@@ -76,6 +78,7 @@ func runOne(ctx context.Context, plan Plan, i int, backend string, sc scenarios.
 	r.Dir = filepath.Join("runs", fmt.Sprintf("%02d-%s-%s", i, slug(shown), sc.Name))
 	params := plan.Params
 	params.OutDir = filepath.Join(plan.Out, r.Dir)
+	params.Progress = live
 	if err := os.MkdirAll(params.OutDir, 0o755); err != nil {
 		r.Verdict, r.Reason = reports.NotRun, fmt.Sprintf("cannot create the run folder: %v", err)
 		return r

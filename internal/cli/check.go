@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/storecheck/storecheck/linearizability"
+)
+
+// checkCommand re-checks a saved history offline: porcupine per execution
+// and the global checks, exactly as at the end of a run. Exit 0 when the
+// history is linearizable, 1 when it is not (or the checker timed out), 2 when
+// the file is not a history.
+func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
+	fs := flag.NewFlagSet("check", flag.ContinueOnError)
+	out := fs.String("out", "", "folder for the visualization of a failed check (default: beside the history)")
+	timeout := fs.Duration("timeout", linearizability.DefaultTimeout, "bound on the linearizability search; past it the verdict is Unknown")
+	// The history path is positional; flags may come before or after it.
+	path, rest := splitPositional(args)
+	if err := parseFlags(fs, rest, e.stdout); err != nil {
+		return helpOr(err)
+	}
+	if path == "" {
+		return ExitUsage, usagef("usage: storecheck check [--out DIR] [--timeout D] HISTORY.jsonl")
+	}
+	if *timeout <= 0 {
+		return ExitUsage, usagef("--timeout must be positive, got %v", *timeout)
+	}
+	h, err := linearizability.LoadFile(path)
+	if err != nil {
+		return ExitUsage, usagef("not a storecheck history: %v", err)
+	}
+	opt := linearizability.Options{Timeout: *timeout}
+	start := time.Now()
+	rep, err := linearizability.Check(ctx, h, opt)
+	if err != nil {
+		if errors.Is(err, linearizability.ErrMalformed) {
+			return ExitUsage, usagef("%s is not a valid history: %v", path, err)
+		}
+		return ExitUsage, fmt.Errorf("check %s: %w", path, err)
+	}
+	fmt.Fprintf(e.stdout, "%s: %s (%d operations, checked in %v)\n", path, rep.Verdict, len(h.Ops), time.Since(start).Round(time.Millisecond))
+	for i, v := range rep.Violations {
+		if i == 10 {
+			fmt.Fprintf(e.stdout, "  … and %d more\n", len(rep.Violations)-10)
+			break
+		}
+		fmt.Fprintf(e.stdout, "  %s\n", strings.Join(strings.Fields(v.Error()), " "))
+	}
+	if rep.Verdict == linearizability.Ok {
+		return ExitOK, nil
+	}
+	if rep.Verdict == linearizability.Illegal {
+		dir := *out
+		if dir == "" {
+			dir = filepath.Dir(path)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return ExitUsage, usagef("output folder %s cannot be created: %v", dir, unwrapPath(err))
+		}
+		vis := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+".visualization.html")
+		if err := linearizability.VisualizeFile(ctx, vis, h, rep, opt); err != nil {
+			return ExitUsage, fmt.Errorf("the history is %s, but its visualization could not be written: %w", rep.Verdict, err)
+		}
+		fmt.Fprintf(e.stdout, "visualization: %s\n", vis)
+	}
+	return ExitFail, nil
+}
+
+// splitPositional takes the first argument that is not a flag (or a flag's
+// value) out of args.
+func splitPositional(args []string) (string, []string) {
+	var rest []string
+	path := ""
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case path == "" && !strings.HasPrefix(a, "-"):
+			path = a
+		case (a == "--out" || a == "-out" || a == "--timeout" || a == "-timeout") && i+1 < len(args):
+			rest = append(rest, a, args[i+1])
+			i++
+		default:
+			rest = append(rest, a)
+		}
+	}
+	return path, rest
+}

@@ -1,0 +1,122 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/storecheck/storecheck/internal/runner"
+	"github.com/storecheck/storecheck/reports"
+)
+
+// ExitInterrupted is the exit code of a command stopped by Ctrl-C (128 +
+// SIGINT, as shells report it).
+const ExitInterrupted = 130
+
+// outputFlags say where results go and how much is printed.
+type outputFlags struct {
+	dir   string
+	quiet bool
+	json  bool
+}
+
+func (o *outputFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.dir, "out", "storecheck-out", "output folder (DIR): summary.json, the reports and a folder per run")
+	fs.BoolVar(&o.quiet, "quiet", false, "no progress; print only the verdict table")
+	fs.BoolVar(&o.json, "json", false, "no progress; print summary.json on stdout instead of the table")
+}
+
+func announceSeed(e *env, o outputFlags, seed uint64) {
+	if !o.json {
+		fmt.Fprintf(e.stderr, "storecheck: seed %d (repeat with --seed %d)\n", seed, seed)
+	}
+}
+
+// execute runs the plan, writes summary.json and the reports rendered from
+// it, prints the outcome and returns the exit code. An interrupted run still
+// writes its summary, with the runs it could not finish marked INTERRUPTED.
+func execute(ctx context.Context, e *env, plan runner.Plan, o outputFlags, failOnNotRun bool, command string) (int, error) {
+	mode := chooseProgress(e.stderr, o.quiet || o.json)
+	sum := runner.Execute(ctx, plan, newProgress(e.stderr, mode))
+	sum.Command = command
+	path := filepath.Join(o.dir, "summary.json")
+	if err := reports.WriteJSON(path, sum); err != nil {
+		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
+	}
+	renderErr := renderReports(o.dir)
+	if o.json {
+		b, err := json.MarshalIndent(sum, "", "  ")
+		if err != nil {
+			return ExitUsage, fmt.Errorf("encode summary: %w", err)
+		}
+		fmt.Fprintln(e.stdout, string(b))
+	} else {
+		printTable(e.stdout, sum)
+		fmt.Fprintf(e.stdout, "summary: %s\n", path)
+		if index := filepath.Join(o.dir, "index.html"); renderErr == nil && fileExists(index) {
+			fmt.Fprintf(e.stdout, "report:  %s\n", index)
+		}
+	}
+	if renderErr != nil {
+		return ExitUsage, fmt.Errorf("the runs finished and summary.json is written, but the reports could not be rendered: %w", renderErr)
+	}
+	if ctx.Err() != nil {
+		fmt.Fprintln(e.stderr, "storecheck: interrupted; the summary marks the unfinished runs INTERRUPTED")
+		return ExitInterrupted, nil
+	}
+	return sum.ExitCode(failOnNotRun), nil
+}
+
+// renderReports writes index.html, summary.md and junit.xml beside
+// summary.json. (Wired to reports.Render once it lands.)
+func renderReports(dir string) error {
+	return nil
+}
+
+// prepareOut creates the output folder and proves it writable.
+func prepareOut(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return usagef("output folder %s cannot be created: %v", dir, unwrapPath(err))
+	}
+	probe, err := os.CreateTemp(dir, ".write-test-*")
+	if err != nil {
+		return usagef("output folder %s is not writable: %v", dir, unwrapPath(err))
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
+func unwrapPath(err error) error {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err
+	}
+	return err
+}
+
+// embeddedDefault is the backend set that needs no server: the reference
+// model, and fresh SQLite and libSQL files in DIR/db.
+func embeddedDefault(out string) ([]string, error) {
+	dir := filepath.Join(out, "db")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, usagef("cannot create %s: %v", dir, unwrapPath(err))
+	}
+	urls := []string{"memory:"}
+	for _, name := range []string{"sqlite", "libsql"} {
+		path := filepath.Join(dir, name+".db")
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			if err := os.Remove(path + suffix); err != nil && !os.IsNotExist(err) {
+				return nil, usagef("cannot remove the previous %s: %v", path+suffix, unwrapPath(err))
+			}
+		}
+		urls = append(urls, name+":"+path)
+	}
+	return urls, nil
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

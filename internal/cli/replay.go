@@ -1,0 +1,97 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"strings"
+
+	"github.com/storecheck/storecheck/internal/runner"
+	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/scenarios"
+)
+
+// replayCommand re-runs one run of a summary.json: the same backend,
+// scenario, seed and options. The run is chosen by its position (--run N,
+// from 1) or by --scenario and --backend; a summary with one run needs
+// neither.
+func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
+	var (
+		out      outputFlags
+		index    int
+		scenario string
+		backend  string
+		fs       = flag.NewFlagSet("replay", flag.ContinueOnError)
+	)
+	fs.IntVar(&index, "run", 0, "the run to replay, by its position in the summary (from 1)")
+	fs.StringVar(&scenario, "scenario", "", "the run to replay, by scenario")
+	fs.StringVar(&backend, "backend", "", "the run to replay, by backend URL; also replaces a URL the summary redacted")
+	out.register(fs)
+	path, rest := splitPositional(args)
+	if err := parseFlags(fs, rest, e.stdout); err != nil {
+		return helpOr(err)
+	}
+	if path == "" {
+		return ExitUsage, usagef("usage: storecheck replay [--run N | --scenario S --backend URL] [--out DIR] SUMMARY.json")
+	}
+	sum, err := reports.ReadSummary(path)
+	if err != nil {
+		return ExitUsage, usagef("%v", err)
+	}
+	r, err := pickRun(sum, index, scenario, backend)
+	if err != nil {
+		return ExitUsage, err
+	}
+	url := r.Backend
+	if backend != "" {
+		url = backend
+	}
+	if strings.Contains(url, "REDACTED") {
+		return ExitUsage, usagef("the summary's backend URL %s was redacted; pass the real one with --backend", url)
+	}
+	sc, err := scenarios.Lookup(r.Scenario)
+	if err != nil {
+		return ExitUsage, usagef("%v", err)
+	}
+	var k knobs
+	fs2 := flag.NewFlagSet("defaults", flag.ContinueOnError)
+	k.register(fs2) // defaults, overridden by what the run recorded
+	if err := k.fromOptions(r.Options); err != nil {
+		return ExitUsage, err
+	}
+	if err := validateBackends([]string{url}); err != nil {
+		return ExitUsage, err
+	}
+	if err := prepareOut(out.dir); err != nil {
+		return ExitUsage, err
+	}
+	announceSeed(e, out, r.Seed)
+	plan := runner.Plan{
+		Backends: []string{url}, Scenarios: []scenarios.Scenario{sc}, Out: out.dir,
+		Options: k.options(), Params: k.params(r.Seed),
+		Reproduce: func(b, s string) string { return k.reproduce(r.Seed, b, s) },
+	}
+	return execute(ctx, e, plan, out, false, "storecheck replay "+strings.Join(args, " "))
+}
+
+func pickRun(sum *reports.Summary, index int, scenario, backend string) (reports.Run, error) {
+	if index > 0 {
+		if index > len(sum.Runs) {
+			return reports.Run{}, usagef("--run %d: the summary holds %d runs", index, len(sum.Runs))
+		}
+		return sum.Runs[index-1], nil
+	}
+	var matches []reports.Run
+	for _, r := range sum.Runs {
+		if (scenario == "" || r.Scenario == scenario) && (backend == "" || r.Backend == reports.Redact(backend)) {
+			matches = append(matches, r)
+		}
+	}
+	switch {
+	case len(matches) == 1:
+		return matches[0], nil
+	case len(matches) == 0:
+		return reports.Run{}, usagef("no run in the summary matches --scenario %q --backend %q", scenario, reports.Redact(backend))
+	default:
+		return reports.Run{}, usagef("%d runs match; choose one with --run N (1..%d) or --scenario and --backend", len(matches), len(sum.Runs))
+	}
+}
