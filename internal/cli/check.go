@@ -22,7 +22,7 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 	out := fs.String("out", "", "folder for the visualization of a failed check (default: beside the history)")
 	timeout := fs.Duration("timeout", linearizability.DefaultTimeout, "bound on the linearizability search; past it the verdict is Unknown")
 	// The history path is positional; flags may come before or after it.
-	path, rest := splitPositional(args)
+	path, rest := splitPositional(fs, args)
 	if err := parseFlags(fs, rest, e.stdout); err != nil {
 		return helpOr(err)
 	}
@@ -73,22 +73,36 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 	return ExitFail, nil
 }
 
-// splitPositional takes the first argument that is not a flag (or a flag's
-// value) out of args.
-func splitPositional(args []string) (string, []string) {
+// splitPositional takes the first argument that is neither a flag of fs nor
+// a flag's value out of args, so the positional argument may come before or
+// after the flags.
+func splitPositional(fs *flag.FlagSet, args []string) (string, []string) {
 	var rest []string
 	path := ""
 	for i := 0; i < len(args); i++ {
 		a := args[i]
-		switch {
-		case path == "" && !strings.HasPrefix(a, "-"):
-			path = a
-		case (a == "--out" || a == "-out" || a == "--timeout" || a == "-timeout") && i+1 < len(args):
-			rest = append(rest, a, args[i+1])
-			i++
-		default:
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			if path == "" {
+				path = a
+				continue
+			}
 			rest = append(rest, a)
+			continue
+		}
+		rest = append(rest, a)
+		name := strings.TrimLeft(a, "-")
+		if strings.Contains(name, "=") {
+			continue
+		}
+		if f := fs.Lookup(name); f != nil && !isBoolFlag(f) && i+1 < len(args) {
+			rest = append(rest, args[i+1])
+			i++
 		}
 	}
 	return path, rest
+}
+
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }

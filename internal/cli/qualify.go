@@ -3,9 +3,9 @@ package cli
 import (
 	"context"
 	"flag"
+	"regexp"
 	"strings"
 
-	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/internal/runner"
 )
 
@@ -71,7 +71,7 @@ func splitBackendList(values []string) []string {
 			if piece == "" {
 				continue
 			}
-			if len(out) > 0 && !startsWithScheme(piece) {
+			if len(out) > 0 && !startsNewURL(piece) {
 				out[len(out)-1] += "," + piece
 				continue
 			}
@@ -81,15 +81,11 @@ func splitBackendList(values []string) []string {
 	return out
 }
 
-func startsWithScheme(s string) bool {
-	name, _, ok := strings.Cut(s, ":")
-	if !ok {
-		return false
-	}
-	for _, sc := range backends.Schemes() {
-		if sc.Name == name {
-			return true
-		}
-	}
-	return false
+// startsNewURL reports whether piece looks like "scheme:…" rather than the
+// "host:port" that continues a multi-host URL.
+func startsNewURL(piece string) bool {
+	m := schemeShaped.FindStringSubmatch(piece)
+	return m != nil && (m[1] == "" || m[1][0] < '0' || m[1][0] > '9')
 }
+
+var schemeShaped = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:(.?)`)

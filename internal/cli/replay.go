@@ -26,7 +26,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	fs.StringVar(&scenario, "scenario", "", "the run to replay, by scenario")
 	fs.StringVar(&backend, "backend", "", "the run to replay, by backend URL; also replaces a URL the summary redacted")
 	out.register(fs)
-	path, rest := splitPositional(args)
+	path, rest := splitPositional(fs, args)
 	if err := parseFlags(fs, rest, e.stdout); err != nil {
 		return helpOr(err)
 	}

@@ -1,0 +1,140 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storecheck/storecheck/reports"
+)
+
+// Error paths of qualify, check and replay: one line, exit 2.
+func TestCommandErrors(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	malformed := filepath.Join(dir, "bad.jsonl")
+	notJSON := filepath.Join(dir, "summary.json")
+	for path, body := range map[string]string{file: "", malformed: "{\"client\":0,\"kind\":\"commit\"\n", notJSON: "not json"} {
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cases := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"qualify unknown backend", []string{"qualify", "--backends", "memory:,nope:", "--out", dir}, `unknown backend "nope:"`},
+		{"qualify unknown scenario", []string{"qualify", "--scenarios", "conformance,nope", "--out", dir}, `unknown scenario "nope"`},
+		{"qualify bad flag", []string{"qualify", "--fail-on-not-run=maybe"}, "invalid boolean value"},
+		{"qualify unwritable output", []string{"qualify", "--out", filepath.Join(file, "x")}, "output folder"},
+		{"check without a file", []string{"check"}, "usage: storecheck check"},
+		{"check missing file", []string{"check", filepath.Join(dir, "none.jsonl")}, "no such file"},
+		{"check malformed history", []string{"check", malformed}, "line 1"},
+		{"check bad timeout", []string{"check", "--timeout", "-1s", malformed}, "--timeout must be positive"},
+		{"replay without a summary", []string{"replay"}, "usage: storecheck replay"},
+		{"replay not a summary", []string{"replay", notJSON}, "not a storecheck summary"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			code, _, stderr := run(t, c.args...)
+			if code != ExitUsage {
+				t.Errorf("exit code: want %d, got %d", ExitUsage, code)
+			}
+			if strings.Count(strings.TrimRight(stderr, "\n"), "\n") != 0 || !strings.Contains(stderr, c.want) {
+				t.Errorf("want one line saying %q, got:\n%s", c.want, stderr)
+			}
+		})
+	}
+}
+
+func TestCheckIllegalHistoryExitsOneWithVisualization(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := run(t, "check", "--out", out, filepath.Join("..", "..", "linearizability", "testdata", "lost_update.jsonl"))
+	if code != ExitFail {
+		t.Fatalf("exit: want 1, got %d\n%s%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "Illegal") || !strings.Contains(stdout, "lost update") {
+		t.Errorf("output does not name the verdict and guarantee:\n%s", stdout)
+	}
+	vis := filepath.Join(out, "lost_update.visualization.html")
+	if b, err := os.ReadFile(vis); err != nil || !bytes.Contains(b, []byte("<html")) {
+		t.Fatalf("visualization not written at %s: %v", vis, err)
+	}
+	code, stdout, _ = run(t, "check", filepath.Join("..", "..", "linearizability", "testdata", "indeterminate_ok.jsonl"))
+	if code != ExitOK || !strings.Contains(stdout, "Ok") {
+		t.Fatalf("a legal history: want exit 0 and Ok, got %d: %s", code, stdout)
+	}
+}
+
+// qualify with one backend, then replay its runs from the summary: the same
+// seed, the same sequence.
+func TestQualifyThenReplay(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := run(t, "qualify", "--backends", "memory:", "--seed", "9", "--checks", "5", "--ops", "100", "--out", out)
+	if code != ExitOK {
+		t.Fatalf("qualify: exit %d\n%s%s", code, stdout, stderr)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Runs) < 2 {
+		t.Fatalf("qualify ran %d runs, want one per scenario", len(sum.Runs))
+	}
+	var conf reports.Run
+	for _, r := range sum.Runs {
+		if r.Scenario == "conformance" {
+			conf = r
+		}
+		if !strings.Contains(r.Reproduce, "--seed 9") {
+			t.Errorf("reproduce command of %s lacks the seed: %s", r.Scenario, r.Reproduce)
+		}
+	}
+	again := t.TempDir()
+	code, stdout, stderr = run(t, "replay", "--scenario", "conformance", "--out", again, filepath.Join(out, "summary.json"))
+	if code != ExitOK {
+		t.Fatalf("replay: exit %d\n%s%s", code, stdout, stderr)
+	}
+	replayed, err := reports.ReadSummary(filepath.Join(again, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(replayed.Runs) != 1 || replayed.Runs[0].SequenceDigest != conf.SequenceDigest || replayed.Seed != 9 {
+		t.Fatalf("replay ran another sequence: %+v vs %+v", replayed.Runs, conf)
+	}
+	if code, _, stderr := run(t, "replay", "--out", again, filepath.Join(out, "summary.json")); code != ExitUsage || !strings.Contains(stderr, "runs match") {
+		t.Fatalf("replay of an ambiguous summary: want exit 2 asking for --run, got %d: %s", code, stderr)
+	}
+}
+
+// An interrupted run still writes a summary, which says INTERRUPTED.
+func TestInterruptedRunWritesSummary(t *testing.T) {
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := Main(ctx, []string{"run", "--backend", "memory:", "--seed", "1", "--out", out}, &stdout, &stderr)
+	if code != ExitInterrupted {
+		t.Fatalf("exit: want %d, got %d\n%s", ExitInterrupted, code, stderr.String())
+	}
+	sum, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range sum.Runs {
+		if r.Verdict != reports.Interrupted {
+			t.Errorf("%s: want INTERRUPTED, got %s", r.Scenario, r.Verdict)
+		}
+	}
+}
+
+func TestSplitBackendList(t *testing.T) {
+	got := splitBackendList([]string{"memory:,sqlite:/tmp/a.db", "rqlite://h1:4001,h2:4001?level=strong,nope:"})
+	if strings.Join(got, " ") != "memory: sqlite:/tmp/a.db rqlite://h1:4001,h2:4001?level=strong nope:" {
+		t.Fatalf("got %q", got)
+	}
+}
