@@ -37,20 +37,42 @@ func ObjectID(raw []byte) (string, error) {
 
 // DataID is the ObjectID of an execution as stored: its canonical JSON at
 // exe.Version. It also returns the execution's prev witness.
+//
+// It is on the recorder's hot path (every load and commit), so it reads the
+// canonical form straight from Execution.MarshalJSON, which writes canonical
+// JSON already, and the witness fields straight from Extra, with no decode
+// and re-encode.
 func DataID(exe *model.Execution) (id, prev string, err error) {
-	raw, err := json.Marshal(exe)
+	raw, err := exe.MarshalJSON()
 	if err != nil {
 		return "", "", fmt.Errorf("encode execution %q: %w", exe.ID, err)
 	}
-	canon, err := model.CanonicalJSON(raw)
-	if err != nil {
-		return "", "", err
+	token, prev := extraString(exe, TokenField), extraString(exe, PrevField)
+	return token + "#" + hex8(uint32(strHash(string(raw)))), prev, nil
+}
+
+// extraString reads a top-level string field an execution carries in Extra.
+func extraString(exe *model.Execution, key string) string {
+	v, ok := exe.Extra[key]
+	if !ok {
+		return ""
 	}
-	token, prev, err := witnessFields(canon)
-	if err != nil {
-		return "", "", err
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return ""
 	}
-	return fmt.Sprintf("%s#%08x", token, uint32(strHash(canon))), prev, nil
+	return s
+}
+
+// hex8 formats v as eight lower-case hex digits, like %08x.
+func hex8(v uint32) string {
+	const digits = "0123456789abcdef"
+	var b [8]byte
+	for i := 7; i >= 0; i-- {
+		b[i] = digits[v&0xf]
+		v >>= 4
+	}
+	return string(b[:])
 }
 
 // Token returns the witness token of an id made by ObjectID or DataID; ""

@@ -1,0 +1,112 @@
+package linearizability
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/storecheck/storecheck/backends"
+	"github.com/storecheck/storecheck/model"
+)
+
+// opsPerClientPerRound is the work each client does per benchmark round, once
+// straight against the store and once through the recorder.
+const opsPerClientPerRound = 100
+
+// BenchmarkRecorderOverhead measures each backend's raw throughput of a
+// load-then-commit loop, single client and 8 clients, and the same loop
+// through the history recorder, in the same run; it reports both and their
+// ratio (recorded ÷ raw; 1.0 means the recorder costs nothing).
+//
+//	go test -run '^$' -bench RecorderOverhead ./linearizability/
+func BenchmarkRecorderOverhead(b *testing.B) {
+	for _, backend := range []string{"memory", "sqlite", "libsql"} {
+		for _, clients := range []int{1, 8} {
+			b.Run(fmt.Sprintf("%s/clients=%d", backend, clients), func(b *testing.B) {
+				url := backend + ":"
+				if backend != "memory" {
+					url += filepath.Join(b.TempDir(), "bench.db")
+				}
+				store, err := backends.Open(context.Background(), url, model.DefaultConfig())
+				if err != nil {
+					b.Skipf("NOT RUN: %v", err)
+				}
+				b.Cleanup(func() { store.Close() })
+				var raw, recorded time.Duration
+				var rawOps, recOps int
+				round := 0
+				for b.Loop() {
+					round++
+					// Alternate which goes first, so that a database growing
+					// through the run favours neither.
+					phases := []func(){
+						func() {
+							raw += loadCommitLoop(b, clients, fmt.Sprintf("raw%d", round), func(int) storeLike { return store })
+							rawOps += clients * opsPerClientPerRound * 2
+						},
+						func() {
+							rec := NewRecorder(store)
+							recorded += loadCommitLoop(b, clients, fmt.Sprintf("rec%d", round), func(int) storeLike { return rec.Client() })
+							recOps += clients * opsPerClientPerRound * 2
+						},
+					}
+					phases[round%2]()
+					phases[(round+1)%2]()
+				}
+				rawRate := float64(rawOps) / raw.Seconds()
+				recRate := float64(recOps) / recorded.Seconds()
+				b.ReportMetric(rawRate, "raw-ops/s")
+				b.ReportMetric(recRate, "recorded-ops/s")
+				b.ReportMetric(recRate/rawRate, "recorded/raw")
+			})
+		}
+	}
+}
+
+// storeLike is what both a store and a recorder client offer the loop.
+type storeLike interface {
+	Load(ctx context.Context, id string) (*model.Execution, error)
+	Commit(ctx context.Context, exe *model.Execution, b model.Batch) error
+}
+
+// loadCommitLoop runs clients goroutines, each loading its own execution and
+// committing it from the version loaded, and returns the wall time taken.
+func loadCommitLoop(b *testing.B, clients int, prefix string, client func(int) storeLike) time.Duration {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make([]error, clients)
+	start := time.Now()
+	for i := range clients {
+		s := client(i)
+		wg.Go(func() {
+			id := fmt.Sprintf("%s-e%d", prefix, i)
+			for n := range opsPerClientPerRound {
+				exe, err := s.Load(ctx, id)
+				if err != nil {
+					errs[i] = err
+					return
+				}
+				if exe == nil {
+					exe = &model.Execution{ID: id, DefinitionID: "bench", Status: "running"}
+				}
+				exe.Context = json.RawMessage(fmt.Sprintf(`{"token":"%s-%d"}`, id, n))
+				if err := s.Commit(ctx, exe, model.Batch{}); err != nil {
+					errs[i] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	d := time.Since(start)
+	for _, err := range errs {
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return d
+}
