@@ -15,7 +15,7 @@ build:
 
 ## run: the main job on the embedded default (memory, sqlite, libsql); no servers needed.
 run: build
-	./$(BIN) run --out $(OUT)
+	./$(BIN) qualify --out $(OUT)
 
 ## test: every test; backends that need servers report NOT RUN (skipped) with the reason.
 test:

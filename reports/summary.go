@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // Verdict is the outcome of one backend × scenario run.
@@ -30,6 +31,8 @@ const (
 type Summary struct {
 	Seed    uint64 `json:"seed"`
 	Command string `json:"command,omitempty"`
+	// Started is when the command began (UTC).
+	Started time.Time `json:"started,omitzero"`
 	Runs    []Run  `json:"runs"`
 }
 
@@ -58,6 +61,12 @@ type Run struct {
 	Metrics map[string]float64 `json:"metrics,omitempty"`
 	// Options are the scenario options the run used, for replay.
 	Options map[string]string `json:"options,omitempty"`
+	// Latency is per operation kind, plus AllKinds, from the recorded
+	// history (see Measure and Metrics.Fill).
+	Latency map[string]Percentiles `json:"latency,omitempty"`
+	// Throughput is traffic operations per second over the traffic span,
+	// heal reads excluded (see Measure).
+	Throughput float64 `json:"throughput_ops_per_sec,omitempty"`
 }
 
 // ExitCode is what a command that produced s exits with: 0 when every run
@@ -89,13 +98,17 @@ func WriteJSON(path string, v any) error {
 }
 
 // WriteFileAtomic writes data to a temporary file beside path and renames it
-// into place.
+// into place, readable by all (0644) like any report a CI job publishes.
 func WriteFileAtomic(path string, data []byte) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after a successful rename
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	if _, err := tmp.Write(data); err != nil {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", path, err)

@@ -52,7 +52,8 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 	case err != nil:
 		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("workload could not run: %v", err)}
 	}
-	out := Result{Ops: int64(res.Counts.Ops), Metrics: concurrentMetrics(res)}
+	m := reports.Measure(res.History)
+	out := Result{Ops: int64(res.Counts.Ops), Metrics: concurrentMetrics(res), Measured: &m}
 	switch res.Verdict {
 	case linearizability.Ok:
 		out.Verdict = reports.Pass

@@ -67,6 +67,9 @@ type Result struct {
 	Cases        int64
 	MinimalSteps []string
 	Metrics      map[string]float64
+	// Measured holds latency and throughput measured from the run's
+	// history, where it has one.
+	Measured *reports.Metrics
 	// Digest identifies the operation sequence, where the scenario's is a
 	// pure function of the seed.
 	Digest string

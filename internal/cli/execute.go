@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/storecheck/storecheck/internal/runner"
 	"github.com/storecheck/storecheck/reports"
@@ -40,8 +41,9 @@ func announceSeed(e *env, o outputFlags, seed uint64) {
 // writes its summary, with the runs it could not finish marked INTERRUPTED.
 func execute(ctx context.Context, e *env, plan runner.Plan, o outputFlags, failOnNotRun bool, command string) (int, error) {
 	mode := chooseProgress(e.stderr, o.quiet || o.json)
+	started := time.Now().UTC()
 	sum := runner.Execute(ctx, plan, newProgress(e.stderr, mode))
-	sum.Command = command
+	sum.Command, sum.Started = command, started
 	path := filepath.Join(o.dir, "summary.json")
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
@@ -71,9 +73,9 @@ func execute(ctx context.Context, e *env, plan runner.Plan, o outputFlags, failO
 }
 
 // renderReports writes index.html, summary.md and junit.xml beside
-// summary.json. (Wired to reports.Render once it lands.)
+// summary.json.
 func renderReports(dir string) error {
-	return nil
+	return reports.Render(dir)
 }
 
 // prepareOut creates the output folder and proves it writable.

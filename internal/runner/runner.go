@@ -95,6 +95,9 @@ func runOne(ctx context.Context, plan Plan, i int, backend string, sc scenarios.
 	r.Verdict, r.Reason, r.Guarantee = res.Verdict, res.Reason, res.Guarantee
 	r.Ops, r.Cases, r.MinimalSteps, r.Metrics = res.Ops, res.Cases, res.MinimalSteps, res.Metrics
 	r.SequenceDigest = res.Digest
+	if res.Measured != nil {
+		res.Measured.Fill(&r)
+	}
 	if ctx.Err() != nil && r.Verdict == reports.Pass {
 		// A pass decided after the interruption still holds, but anything
 		// the scenario did not finish must not read as PASS.

@@ -1,0 +1,203 @@
+package reports
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/storecheck/storecheck/linearizability"
+)
+
+// Files in a run's folder the reports link to or read.
+const (
+	historyFile       = "history.jsonl"
+	visualizationFile = "visualization.html"
+	violationsFile    = "violations.txt"
+	rapidLogFile      = "rapid.log"
+	logsDir           = "logs"
+	// maxLinks bounds the links shown per run.
+	maxLinks = 24
+)
+
+// report is everything the rendered files show. Every text in it has been
+// redacted.
+type report struct {
+	Seed      uint64
+	Command   string
+	Date      time.Time
+	Overall   Verdict
+	Counts    []verdictCount
+	Backends  []string
+	Scenarios []string
+	Runs      []*runView
+}
+
+// verdictCount is how many runs ended with a verdict.
+type verdictCount struct {
+	Verdict Verdict
+	N       int
+}
+
+// runView is one run and what its folder holds.
+type runView struct {
+	// Index is the run's 1-based position in the summary.
+	Index int
+	Run
+	// Measured is computed from history.jsonl; nil without a history.
+	Measured *Metrics
+	Faults   []Fault
+	Links    []link
+	// Notes are problems reading the run's folder.
+	Notes []string
+}
+
+// link is a relative link to a run artifact.
+type link struct {
+	Name, Href string
+}
+
+// load reads the summary's runs and their folders under dir. A run folder
+// that cannot be read is a note on the run, not an error: the report of a
+// failing release must still be written.
+func load(dir string, s *Summary, date time.Time) *report {
+	rep := &report{Seed: s.Seed, Command: redactText(s.Command), Date: date.UTC()}
+	counts := map[Verdict]int{}
+	for i, r := range s.Runs {
+		v := &runView{Index: i + 1, Run: redactRun(r)}
+		counts[r.Verdict]++
+		if !slices.Contains(rep.Backends, v.Backend) {
+			rep.Backends = append(rep.Backends, v.Backend)
+		}
+		if !slices.Contains(rep.Scenarios, v.Scenario) {
+			rep.Scenarios = append(rep.Scenarios, v.Scenario)
+		}
+		v.readFolder(dir)
+		rep.Runs = append(rep.Runs, v)
+	}
+	for _, verdict := range []Verdict{Pass, Fail, NotRun, Interrupted} {
+		rep.Counts = append(rep.Counts, verdictCount{verdict, counts[verdict]})
+	}
+	rep.Overall = overall(counts)
+	return rep
+}
+
+// overall is the verdict of a whole summary: FAIL if any run failed, else
+// INTERRUPTED if any was, else PASS if any passed, else NOT RUN.
+func overall(counts map[Verdict]int) Verdict {
+	switch {
+	case counts[Fail] > 0:
+		return Fail
+	case counts[Interrupted] > 0:
+		return Interrupted
+	case counts[Pass] > 0:
+		return Pass
+	}
+	return NotRun
+}
+
+// readFolder fills the links, metrics and faults from the run's folder.
+func (v *runView) readFolder(root string) {
+	if v.Dir == "" {
+		return
+	}
+	rel := filepath.ToSlash(filepath.Clean(v.Dir))
+	if !filepath.IsLocal(v.Dir) {
+		v.Notes = append(v.Notes, fmt.Sprintf("run folder %q is not inside the report folder; not read", v.Dir))
+		return
+	}
+	dir := filepath.Join(root, v.Dir)
+	if _, err := os.Stat(dir); err != nil {
+		v.Notes = append(v.Notes, fmt.Sprintf("run folder %s: %v", rel, errors.Unwrap(err)))
+		return
+	}
+	v.Links = artifactLinks(dir, rel)
+	if h, err := linearizability.LoadFile(filepath.Join(dir, historyFile)); err == nil {
+		m := Measure(h)
+		v.Measured = &m
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		v.Notes = append(v.Notes, "history not measured: "+relErr(err, root))
+	}
+	faults, err := ReadFaults(filepath.Join(dir, FaultsFile))
+	if err != nil {
+		v.Notes = append(v.Notes, "faults not shown: "+relErr(err, root))
+	}
+	for i := range faults {
+		faults[i].Fault, faults[i].Target = redactText(faults[i].Fault), redactText(faults[i].Target)
+		faults[i].Detail = redactText(faults[i].Detail)
+	}
+	v.Faults = faults
+	for i, n := range v.Notes {
+		v.Notes[i] = redactText(n)
+	}
+}
+
+// relErr is err's text with the report folder's path left out.
+func relErr(err error, root string) string {
+	root = filepath.Clean(root)
+	if root == "." {
+		return err.Error()
+	}
+	return strings.ReplaceAll(err.Error(), root+string(filepath.Separator), "")
+}
+
+// artifactLinks lists the files of a run folder worth a link: the known
+// artifacts first, in a fixed order, then other logs (server logs).
+func artifactLinks(dir, rel string) []link {
+	var links []link
+	add := func(name string) {
+		if len(links) < maxLinks {
+			links = append(links, link{Name: name, Href: hrefJoin(rel, name)})
+		}
+	}
+	known := []string{visualizationFile, historyFile, violationsFile, FaultsFile, rapidLogFile}
+	for _, name := range known {
+		if isFile(filepath.Join(dir, name)) {
+			add(name)
+		}
+	}
+	for _, sub := range []string{".", logsDir} {
+		entries, err := os.ReadDir(filepath.Join(dir, sub))
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name := path.Join(sub, e.Name())
+			if e.Type().IsRegular() && isLog(e.Name()) && !slices.Contains(known, name) {
+				add(name)
+			}
+		}
+	}
+	return links
+}
+
+// isLog reports whether a file name looks like a log worth linking.
+func isLog(name string) bool {
+	for _, ext := range []string{".log", ".out", ".err", ".txt", ".jsonl"} {
+		if strings.HasSuffix(name, ext) {
+			return true
+		}
+	}
+	return false
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// hrefJoin is a relative URL for a file of a run folder, each path segment
+// escaped.
+func hrefJoin(rel, name string) string {
+	var segs []string
+	for _, s := range strings.Split(path.Join(rel, name), "/") {
+		segs = append(segs, url.PathEscape(s))
+	}
+	return strings.Join(segs, "/")
+}
