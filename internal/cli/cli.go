@@ -45,7 +45,6 @@ func commands() []command {
 		{"replay", "re-run one run of a summary.json from its seed, backend, scenario and options", replayCommand},
 		{"scenarios", "list the scenarios, one line each", scenariosCommand},
 		{"backends", "list the backend URL forms, one line each", backendsCommand},
-		{"mutants", "run the catalogue of deliberately broken stores; exit 1 if one survives or a correct backend is flagged", mutantsCommand},
 	}
 }
 
