@@ -12,6 +12,7 @@ import (
 	"github.com/storecheck/storecheck/backends/libsql"
 	"github.com/storecheck/storecheck/backends/sqlite"
 	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/model/runs"
 )
 
 // Scheme is one kind of backend URL.
@@ -27,11 +28,17 @@ type Scheme struct {
 	Validate func(rest string) error
 	// Open opens the store for the part of the URL after "Name:".
 	Open func(ctx context.Context, rest string, cfg model.Config) (model.Store, error)
+	// Kind is the contract the scheme's stores keep; the zero value is the
+	// execution store. A KindRuns scheme has OpenRuns instead of Open (see
+	// runs.go).
+	Kind Kind
+	// OpenRuns opens the run store for the part of the URL after "Name:".
+	OpenRuns func(ctx context.Context, rest string) (runs.Store, error)
 }
 
 // Schemes returns every known scheme, in the order List shows them.
 func Schemes() []Scheme {
-	return []Scheme{
+	return append([]Scheme{
 		{
 			Name:        "memory",
 			Example:     "memory:",
@@ -57,7 +64,7 @@ func Schemes() []Scheme {
 				return libsql.Open(ctx, path, cfg)
 			},
 		},
-	}
+	}, runSchemes()...)
 }
 
 // List returns one line per known scheme: name, example URL, description.
@@ -74,6 +81,9 @@ func Open(ctx context.Context, rawURL string, cfg model.Config) (model.Store, er
 	s, rest, err := lookup(rawURL)
 	if err != nil {
 		return nil, err
+	}
+	if s.Open == nil {
+		return nil, fmt.Errorf("backend %s: is a %s store, not an execution store", s.Name+":", s.Kind)
 	}
 	return s.Open(ctx, rest, cfg)
 }

@@ -50,8 +50,8 @@ func TestOpenSchemes(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing", "x.db")
 	cases := []struct{ url, want string }{
-		{"nope:x", `unknown backend "nope:" (known: memory, sqlite, libsql)`},
-		{"nope:", `unknown backend "nope:" (known: memory, sqlite, libsql)`},
+		{"nope:x", `unknown backend "nope:" (known: memory, sqlite, libsql, `},
+		{"nope:", `unknown backend "nope:" (known: memory, sqlite, libsql, `},
 		{"store.db", `backend URL "store.db" has no scheme`},
 		{":memory:", `has no scheme`},
 		{"", `has no scheme`},

@@ -88,6 +88,7 @@ type Scenario struct {
 // All returns every scenario, by name.
 func All() []Scenario {
 	list := []Scenario{conformanceScenario(), concurrentScenario()}
+	list = withRunStores(list)
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	return list
 }

@@ -99,7 +99,7 @@ func unwrapPath(err error) error {
 }
 
 // embeddedDefault is the backend set that needs no server: the reference
-// model, and fresh SQLite and libSQL files in DIR/db.
+// model, fresh SQLite and libSQL files in DIR/db, and a SQLite run store.
 func embeddedDefault(out string) ([]string, error) {
 	dir := filepath.Join(out, "db")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -115,6 +115,13 @@ func embeddedDefault(out string) ([]string, error) {
 		}
 		urls = append(urls, name+":"+path)
 	}
+	runs := filepath.Join(dir, "runs.db")
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(runs + suffix); err != nil && !os.IsNotExist(err) {
+			return nil, usagef("cannot remove the previous %s: %v", runs+suffix, unwrapPath(err))
+		}
+	}
+	urls = append(urls, "runs+sqlite:"+runs)
 	return urls, nil
 }
 

@@ -35,7 +35,7 @@ func qualifyCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err := k.validate(); err != nil {
 		return ExitUsage, err
 	}
-	scs, err := lookupScenarios(names.values)
+	scs, onlyApplicable, err := lookupScenarios(names.values)
 	if err != nil {
 		return ExitUsage, err
 	}
@@ -54,7 +54,7 @@ func qualifyCommand(ctx context.Context, e *env, args []string) (int, error) {
 	s := seed.resolve()
 	announceSeed(e, out, s)
 	plan := runner.Plan{
-		Backends: urls, Scenarios: scs, Out: out.dir, Options: k.options(), Params: k.params(s),
+		Backends: urls, Scenarios: scs, Out: out.dir, Options: k.options(), Params: k.params(s), OnlyApplicable: onlyApplicable,
 		Reproduce: func(backend, scenario string) string { return k.reproduce(s, backend, scenario) },
 	}
 	return execute(ctx, e, plan, out, failOnNotRun, command)

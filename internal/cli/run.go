@@ -130,7 +130,7 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err := k.validate(); err != nil {
 		return ExitUsage, err
 	}
-	scs, err := lookupScenarios(names.values)
+	scs, onlyApplicable, err := lookupScenarios(names.values)
 	if err != nil {
 		return ExitUsage, err
 	}
@@ -149,27 +149,27 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 	s := seed.resolve()
 	announceSeed(e, out, s)
 	plan := runner.Plan{
-		Backends: backendURLs, Scenarios: scs, Out: out.dir, Options: k.options(), Params: k.params(s),
+		Backends: backendURLs, Scenarios: scs, Out: out.dir, Options: k.options(), Params: k.params(s), OnlyApplicable: onlyApplicable,
 		Reproduce: func(backend, scenario string) string { return k.reproduce(s, backend, scenario) },
 	}
 	return execute(ctx, e, plan, out, false, command)
 }
 
-// lookupScenarios resolves names; none means every scenario (each run then
-// checks whether its scenario applies to its backend).
-func lookupScenarios(names []string) ([]scenarios.Scenario, error) {
+// lookupScenarios resolves names; none means every scenario that applies to
+// each backend, which the second result says.
+func lookupScenarios(names []string) ([]scenarios.Scenario, bool, error) {
 	if len(names) == 0 {
-		return scenarios.All(), nil
+		return scenarios.All(), true, nil
 	}
 	var scs []scenarios.Scenario
 	for _, n := range names {
 		sc, err := scenarios.Lookup(n)
 		if err != nil {
-			return nil, usagef("%v", err)
+			return nil, false, usagef("%v", err)
 		}
 		scs = append(scs, sc)
 	}
-	return scs, nil
+	return scs, false, nil
 }
 
 func validateBackends(urls []string) error {

@@ -28,6 +28,12 @@ type Plan struct {
 	Reproduce func(backend, scenario string) string
 	// Options are recorded with every run, for replay.
 	Options map[string]string
+	// OnlyApplicable leaves out the backend × scenario pairs whose scenario
+	// does not apply to the backend, instead of listing them NOT RUN: set
+	// when the scenarios were not chosen by name ("every scenario that
+	// applies"). A scenario asked for by name that does not apply is NOT RUN,
+	// with the reason.
+	OnlyApplicable bool
 }
 
 // Progress receives one call when a run starts, with the counters the run
@@ -48,6 +54,11 @@ func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary
 	i := 0
 	for _, backend := range plan.Backends {
 		for _, sc := range plan.Scenarios {
+			if plan.OnlyApplicable && sc.Applies != nil {
+				if ok, _ := sc.Applies(backend); !ok {
+					continue
+				}
+			}
 			i++
 			live := &scenarios.Progress{}
 			progress.Started(reports.Redact(backend), sc.Name, live)

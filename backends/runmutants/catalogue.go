@@ -1,0 +1,93 @@
+// Package runmutants is a catalogue of deliberately broken run stores: the
+// SQLite run store (backends/runsqlite) with one statement changed, each
+// breaking one clause of the run-store contract. The checks must catch every
+// one; a CI test proves they do. Open one as runs+mutant:NAME.
+package runmutants
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/storecheck/storecheck/backends/runsqlite"
+)
+
+// Mutant is one entry of the catalogue.
+type Mutant struct {
+	// Name is what runs+mutant:NAME opens.
+	Name string
+	// Breaks says in one sentence which clause of the contract it breaks.
+	Breaks string
+	// edits replace text in the correct statements; each old text must be
+	// found, so that a mutant never silently becomes the correct store.
+	edits []edit
+}
+
+// edit replaces old with new in the statement field picks.
+type edit struct {
+	field    func(*runsqlite.Statements) *string
+	old, new string
+}
+
+// Catalogue returns every mutant, in a fixed order.
+func Catalogue() []Mutant {
+	return []Mutant{
+		{
+			Name:   "claim-keeps-token",
+			Breaks: "claim_next's fencing token is the previous token + 1: the lease upsert keeps the old token when it replaces the holder, so a re-claimed run's new and old holders share one token.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.UpsertLease },
+				old: "fencing_token = run_leases.fencing_token + 1", new: "fencing_token = run_leases.fencing_token"}},
+		},
+		{
+			Name:   "renew-expired",
+			Breaks: "renew_lease requires an unexpired lease: the guarded UPDATE lost its `expires_at > :now`, so a worker that stalled past its lease renews it as if nothing happened, until a sweep deactivates it.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.RenewLease },
+				old: "AND expires_at > :now", new: ""}},
+		},
+		{
+			Name:   "finish-ignores-token",
+			Breaks: "finish_claim requires the current fencing token: its lease check lost `fencing_token = :token`, so a stale incarnation of the holder (same worker id, older token) finishes a run that was claimed again.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.FenceFinish },
+				old: "AND fencing_token = :token", new: ""}},
+		},
+		{
+			Name:   "two-active-per-session",
+			Breaks: "at most one active run per session: the partial unique index on runs(session_id) is missing, so create_run admits a second queued run into a session that has one.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.Schema[len(s.Schema)-1] },
+				old: "CREATE UNIQUE INDEX IF NOT EXISTS runs_one_active_per_session_idx", new: "CREATE INDEX IF NOT EXISTS runs_one_active_per_session_idx"}},
+		},
+	}
+}
+
+// Statements returns the mutant's statements, or an error if an edit no
+// longer finds its text in the correct ones.
+func (m Mutant) Statements() (runsqlite.Statements, error) {
+	st := runsqlite.SQLite()
+	st.Schema = append([]string(nil), st.Schema...)
+	for _, e := range m.edits {
+		p := e.field(&st)
+		if !strings.Contains(*p, e.old) {
+			return st, fmt.Errorf("%s: %s: the correct statement no longer contains %q", Scheme, m.Name, e.old)
+		}
+		*p = strings.Replace(*p, e.old, e.new, 1)
+	}
+	return st, nil
+}
+
+// Names returns every mutant's name, in catalogue order.
+func Names() []string {
+	var names []string
+	for _, m := range Catalogue() {
+		names = append(names, m.Name)
+	}
+	return names
+}
+
+// Lookup finds a mutant by name; the error lists the known names.
+func Lookup(name string) (Mutant, error) {
+	for _, m := range Catalogue() {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	return Mutant{}, fmt.Errorf("%s: unknown mutant %q (known: %s)", Scheme, name, strings.Join(Names(), ", "))
+}

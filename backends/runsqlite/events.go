@@ -1,0 +1,113 @@
+package runsqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/storecheck/storecheck/model/runs"
+)
+
+// ListRunEvents implements runs.Store.
+func (s *Store) ListRunEvents(ctx context.Context, runID string, after int64, limit int) ([]runs.RunEvent, error) {
+	if after < 0 || limit < 0 {
+		return nil, s.errorf("list_run_events", fmt.Errorf("%w: after and limit must not be negative, got %d and %d", runs.ErrInvalidArgument, after, limit))
+	}
+	if limit == 0 {
+		limit = -1
+	}
+	rows, err := queryAll(ctx, s.db, scanEvent, `SELECT `+eventColumns+` FROM run_events
+		WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?`, runID, after, limit)
+	if err != nil {
+		return nil, s.errorf("list_run_events", err)
+	}
+	return decode(rows, runs.EventRow.Event)
+}
+
+// AppendRunEvent implements runs.Store.
+func (s *Store) AppendRunEvent(ctx context.Context, runID, typ string, data json.RawMessage, now time.Time) (runs.RunEvent, error) {
+	d, err := runs.Object(data, "event data")
+	if err != nil {
+		return runs.RunEvent{}, s.errorf("append_run_event", err)
+	}
+	var out runs.EventRow
+	err = s.write(ctx, func(c *sql.Conn) error {
+		if _, err := runRow(ctx, c, runID); err != nil {
+			return err
+		}
+		if err := appendEvent(ctx, c, runID, typ, d, runs.FormatTime(now)); err != nil {
+			return err
+		}
+		out, err = scanEvent(c.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM run_events
+			WHERE run_id = ? ORDER BY sequence DESC LIMIT 1`, runID))
+		return err
+	})
+	if err != nil {
+		return runs.RunEvent{}, s.errorf("append_run_event", err)
+	}
+	return out.Event()
+}
+
+// AppendCheckpoint implements runs.Store.
+func (s *Store) AppendCheckpoint(ctx context.Context, cp runs.Checkpoint) error {
+	row, err := runs.PrepareCheckpoint(cp)
+	if err != nil {
+		return s.errorf("append_checkpoint", err)
+	}
+	err = s.write(ctx, func(c *sql.Conn) error {
+		if _, err := runRow(ctx, c, cp.RunID); err != nil {
+			return err
+		}
+		return insertCheckpoint(ctx, c, row)
+	})
+	return s.errorf("append_checkpoint", err)
+}
+
+// insertCheckpoint checks that the checkpoint's sequence is max+1, inserts
+// it and logs run.checkpoint.created, in the caller's transaction.
+func insertCheckpoint(ctx context.Context, c *sql.Conn, row runs.CheckpointRow) error {
+	var last int64
+	err := c.QueryRowContext(ctx, `SELECT COALESCE(MAX(sequence), 0) FROM checkpoints WHERE run_id = ?`, row.RunID).Scan(&last)
+	if err != nil {
+		return err
+	}
+	if row.Sequence != last+1 {
+		return fmt.Errorf("%w: checkpoint sequence must be %d, got %d", runs.ErrConflict, last+1, row.Sequence)
+	}
+	_, err = c.ExecContext(ctx, `INSERT INTO checkpoints(`+checkpointColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		row.ID, row.RunID, row.Sequence, row.PlanHash, row.State, row.NextNodes, row.PendingInterrupts,
+		row.EffectWatermark, row.CreatedAt)
+	if err != nil {
+		return asConflict(err, fmt.Sprintf("checkpoint %q already exists", row.ID))
+	}
+	return appendEvent(ctx, c, row.RunID, runs.EventCheckpointCreated, runs.CheckpointData(row.ID, row.Sequence), row.CreatedAt)
+}
+
+// LatestCheckpoint implements runs.Store.
+func (s *Store) LatestCheckpoint(ctx context.Context, runID string) (*runs.Checkpoint, error) {
+	rows, err := queryAll(ctx, s.db, scanCheckpoint, `SELECT `+checkpointColumns+` FROM checkpoints
+		WHERE run_id = ? ORDER BY sequence DESC LIMIT 1`, runID)
+	if err != nil {
+		return nil, s.errorf("latest_checkpoint", err)
+	}
+	if len(rows) == 0 {
+		return nil, nil
+	}
+	cp, err := rows[0].Checkpoint()
+	if err != nil {
+		return nil, s.errorf("latest_checkpoint", err)
+	}
+	return &cp, nil
+}
+
+// ListCheckpoints implements runs.Store.
+func (s *Store) ListCheckpoints(ctx context.Context, runID string) ([]runs.Checkpoint, error) {
+	rows, err := queryAll(ctx, s.db, scanCheckpoint, `SELECT `+checkpointColumns+` FROM checkpoints
+		WHERE run_id = ? ORDER BY sequence`, runID)
+	if err != nil {
+		return nil, s.errorf("list_checkpoints", err)
+	}
+	return decode(rows, runs.CheckpointRow.Checkpoint)
+}

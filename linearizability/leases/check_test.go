@@ -1,0 +1,129 @@
+package leases
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"testing"
+)
+
+const sec = int64(1e9)
+
+// h builds a history from ops in order: each op gets call 2i and return
+// 2i+1, so they are sequential unless a test overlaps them.
+func h(ops ...Op) []Op {
+	for i := range ops {
+		ops[i].Call, ops[i].Return = int64(2*i), int64(2*i+1)
+	}
+	return ops
+}
+
+func claim(worker, run string, token, version, now int64) Op {
+	return Op{Kind: Claim, Worker: worker, Run: run, Token: token, Version: version, Lease: 10 * sec, Now: now, Expires: now + 10*sec, Outcome: OK}
+}
+
+func commit(worker, run string, token, expected, seq, now int64, out Outcome) Op {
+	op := Op{Kind: Commit, Worker: worker, Run: run, Token: token, Expected: expected, Seq: seq, Now: now, Outcome: out}
+	if out == OK {
+		op.Version = expected + 1
+	}
+	return op
+}
+
+func requeue(now int64, ids ...string) Op {
+	return Op{Kind: Requeue, Now: now, Requeued: ids, Outcome: OK}
+}
+
+func guarantees(r *Report) []string {
+	var out []string
+	for _, v := range r.Violations {
+		if !slices.Contains(out, v.Guarantee) {
+			out = append(out, v.Guarantee)
+		}
+	}
+	return out
+}
+
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		name    string
+		ops     []Op
+		verdict Verdict
+		want    []string
+	}{
+		{"takeover with the stale token rejected", h(
+			claim("w1", "r", 1, 2, 0),
+			commit("w1", "r", 1, 2, 1, 1*sec, OK),
+			requeue(11*sec, "r"),
+			claim("w2", "r", 2, 5, 12*sec),
+			commit("w1", "r", 1, 5, 2, 13*sec, Stale),
+			Op{Kind: Finish, Worker: "w2", Run: "r", Token: 2, Expected: 5, Target: "completed", Now: 13 * sec, Outcome: OK, Version: 6},
+		), Ok, nil},
+		{"a claim that keeps the token", h(
+			claim("w1", "r", 1, 2, 0),
+			requeue(11*sec, "r"),
+			claim("w2", "r", 1, 4, 12*sec),
+		), Illegal, []string{GuaranteeTokens, GuaranteeRegister}},
+		{"a stale token accepted after a takeover", h(
+			claim("w1", "r", 1, 2, 0),
+			requeue(11*sec, "r"),
+			claim("w1", "r", 2, 4, 12*sec),
+			Op{Kind: Finish, Worker: "w1", Run: "r", Token: 1, Expected: 4, Target: "completed", Now: 13 * sec, Outcome: OK, Version: 5, PastLease: true},
+		), Illegal, []string{GuaranteeStaleToken, GuaranteePastLease, GuaranteeRegister}},
+		{"an expired lease renewed", h(
+			claim("w1", "r", 1, 2, 0),
+			Op{Kind: Renew, Worker: "w1", Run: "r", Token: 1, Lease: 10 * sec, Now: 10 * sec, Expires: 20 * sec, Outcome: OK},
+		), Illegal, []string{GuaranteeRegister}},
+		{"a requeue of a live lease", h(
+			claim("w1", "r", 1, 2, 0),
+			requeue(5*sec, "r"),
+		), Illegal, []string{GuaranteeRegister}},
+		{"a claim with an unknown outcome", h(
+			claim("w1", "r", 1, 2, 0),
+			Op{Kind: Claim, Worker: "w2", Now: sec, Lease: sec, Outcome: Indeterminate},
+		), Unknown, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := Check(context.Background(), c.ops, Options{})
+			if r.Verdict != c.verdict {
+				t.Fatalf("verdict %s, want %s: %v %v", r.Verdict, c.verdict, r.Violations, r.Notes)
+			}
+			if got := guarantees(r); !slices.Equal(got, c.want) {
+				t.Errorf("guarantees %v, want %v: %v", got, c.want, r.Violations)
+			}
+		})
+	}
+}
+
+// Concurrent operations may linearize in either order: a renew that
+// overlaps the sweep that took its lease may have come first.
+func TestCheckOverlap(t *testing.T) {
+	ops := []Op{
+		{Kind: Claim, Worker: "w1", Run: "r", Token: 1, Version: 2, Lease: 10 * sec, Now: 0, Expires: 10 * sec, Outcome: OK, Call: 0, Return: 1},
+		{Kind: Requeue, Now: 12 * sec, Requeued: []string{"r"}, Outcome: OK, Call: 2, Return: 5},
+		{Kind: Renew, Worker: "w1", Run: "r", Token: 1, Lease: 10 * sec, Now: 9 * sec, Expires: 19 * sec, Outcome: OK, Call: 3, Return: 4},
+	}
+	if r := Check(context.Background(), ops, Options{}); r.Verdict != Illegal {
+		// The renew extended the lease to 19 s: the sweep at 12 s could not
+		// have requeued it after the renew, nor before (the renew then
+		// fails). Illegal either way.
+		t.Fatalf("verdict %s, want Illegal", r.Verdict)
+	}
+	ops[1].Now = 20 * sec
+	if r := Check(context.Background(), ops, Options{}); r.Verdict != Ok {
+		t.Fatalf("renew then sweep at 20 s: verdict %s, want Ok: %v", r.Verdict, r.Violations)
+	}
+}
+
+func TestJSONLRoundTrip(t *testing.T) {
+	ops := h(claim("w1", "r", 1, 2, 0), requeue(11*sec, "r"))
+	var buf bytes.Buffer
+	if err := WriteJSONL(&buf, ops); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSONL(&buf)
+	if err != nil || len(back) != 2 || back[1].Requeued[0] != "r" || back[0].Expires != ops[0].Expires {
+		t.Fatalf("round trip: %+v, %v", back, err)
+	}
+}

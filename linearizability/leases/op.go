@@ -1,0 +1,134 @@
+package leases
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+)
+
+// Kind is the operation.
+type Kind string
+
+// The recorded operations.
+const (
+	Claim   Kind = "claim_next"
+	Renew   Kind = "renew_lease"
+	Commit  Kind = "commit_checkpoint"
+	Finish  Kind = "finish_claim"
+	Requeue Kind = "requeue_expired_leases"
+)
+
+// Outcome is how an operation ended.
+type Outcome string
+
+// The outcomes: the contract's error kinds, plus none (a claim that found
+// no queued run), failed (an error that provably changed nothing) and
+// indeterminate (an error after which the write may or may not have
+// happened).
+const (
+	OK            Outcome = "ok"
+	None          Outcome = "none"
+	Stale         Outcome = "stale_lease"
+	Conflict      Outcome = "conflict"
+	Invalid       Outcome = "invalid"
+	NotFound      Outcome = "not_found"
+	Failed        Outcome = "failed"
+	Indeterminate Outcome = "indeterminate"
+)
+
+// EndOfHistory is the return time of an operation whose outcome is unknown:
+// porcupine may then place it anywhere after its call.
+const EndOfHistory = math.MaxInt64
+
+// Op is one recorded operation, its inputs and what it returned. Times are
+// nanoseconds: Call and Return on the recorder's clock, Now, Expires and
+// Lease on the store's (the time input the operation carried).
+type Op struct {
+	Client int    `json:"client"`
+	Worker string `json:"worker,omitempty"`
+	Kind   Kind   `json:"kind"`
+	// Run is the run operated on; for a claim, the run it returned.
+	Run string `json:"run,omitempty"`
+	// Token is the fence's token; for a claim, the token it granted.
+	Token    int64   `json:"token,omitempty"`
+	Lease    int64   `json:"lease,omitempty"`
+	Now      int64   `json:"now"`
+	Expected int64   `json:"expected,omitempty"` // expected run version
+	Seq      int64   `json:"seq,omitempty"`      // checkpoint sequence
+	Target   string  `json:"target,omitempty"`   // finish target status
+	Outcome  Outcome `json:"outcome"`
+	// Version is the run version an ok claim, commit or finish returned.
+	Version int64 `json:"version,omitempty"`
+	// Expires is the lease expiry an ok claim or renew returned.
+	Expires int64 `json:"expires,omitempty"`
+	// Requeued are the runs an ok requeue returned.
+	Requeued []string `json:"requeued,omitempty"`
+	// PastLease marks an operation whose time input is at or after the
+	// expiry its worker was last granted (it stalled, or its clock jumped):
+	// the worker no longer holds the lease, so the operation must fail.
+	PastLease bool   `json:"past_lease,omitempty"`
+	Err       string `json:"err,omitempty"`
+	Call      int64  `json:"call"`
+	Return    int64  `json:"return"`
+}
+
+func (o Op) String() string {
+	s := fmt.Sprintf("%s c%d", o.Kind, o.Client)
+	if o.Worker != "" {
+		s += " " + o.Worker
+	}
+	if o.Run != "" {
+		s += fmt.Sprintf(" run=%s", o.Run)
+	}
+	if o.Token != 0 {
+		s += fmt.Sprintf(" token=%d", o.Token)
+	}
+	if o.Kind == Commit || o.Kind == Finish {
+		s += fmt.Sprintf(" v%d", o.Expected)
+	}
+	if o.Kind == Commit {
+		s += fmt.Sprintf(" seq=%d", o.Seq)
+	}
+	if o.Target != "" {
+		s += " → " + o.Target
+	}
+	if o.PastLease {
+		s += " (past its lease)"
+	}
+	s += fmt.Sprintf(" now=%d → %s", o.Now, o.Outcome)
+	if len(o.Requeued) > 0 {
+		s += fmt.Sprintf(" %v", o.Requeued)
+	}
+	return s
+}
+
+// Fenced reports whether the operation needs the lease.
+func (o Op) Fenced() bool { return o.Kind == Renew || o.Kind == Commit || o.Kind == Finish }
+
+// WriteJSONL writes ops as JSON lines.
+func WriteJSONL(w io.Writer, ops []Op) error {
+	enc := json.NewEncoder(w)
+	for _, op := range ops {
+		if err := enc.Encode(op); err != nil {
+			return fmt.Errorf("write history: %w", err)
+		}
+	}
+	return nil
+}
+
+// ReadJSONL reads JSON lines written by WriteJSONL.
+func ReadJSONL(r io.Reader) ([]Op, error) {
+	var ops []Op
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		var op Op
+		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
+			return nil, fmt.Errorf("read history line %d: %w", len(ops)+1, err)
+		}
+		ops = append(ops, op)
+	}
+	return ops, sc.Err()
+}

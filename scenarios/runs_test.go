@@ -1,0 +1,70 @@
+package scenarios
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storecheck/storecheck/backends/runmutants"
+	"github.com/storecheck/storecheck/reports"
+)
+
+func TestRunStoreScenariosApplyOnlyToRunStores(t *testing.T) {
+	for _, sc := range All() {
+		runStore := sc.Name == "lease-stall" || sc.Name == "runs-conformance"
+		if sc.Applies == nil {
+			t.Errorf("%s: no Applies; it must refuse the other contract's URLs", sc.Name)
+			continue
+		}
+		if ok, why := sc.Applies("runs+sqlite:/tmp/x.db"); ok != runStore || (!ok && why == "") {
+			t.Errorf("%s on a run-store URL: applies=%v (%q)", sc.Name, ok, why)
+		}
+		if runStore {
+			if ok, why := sc.Applies("sqlite:/tmp/x.db"); ok || why == "" {
+				t.Errorf("%s on an execution-store URL: applies=%v (%q)", sc.Name, ok, why)
+			}
+		}
+	}
+}
+
+func TestLeaseStallPassesOnSQLite(t *testing.T) {
+	url := "runs+sqlite:" + filepath.Join(t.TempDir(), "runs.db")
+	for _, name := range []string{"lease-stall", "runs-conformance"} {
+		sc, err := Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := sc.Run(context.Background(), Target{URL: url}, Params{Seed: 5, Checks: 30, OutDir: t.TempDir()})
+		if res.Verdict != reports.Pass {
+			t.Fatalf("%s: %s: %s", name, res.Verdict, res.Reason)
+		}
+		t.Logf("%s: %d ops, %v; %s", name, res.Ops, res.Metrics, res.Reason)
+	}
+}
+
+// TestLeaseStallCatchesEveryMutant is the scenario-level proof that each
+// run-store mutant is caught, naming the guarantee it breaks.
+func TestLeaseStallCatchesEveryMutant(t *testing.T) {
+	sc, err := Lookup("lease-stall")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"claim-keeps-token":      "fencing tokens strictly increase",
+		"renew-expired":          "expired lease rejected",
+		"finish-ignores-token":   "stale fencing token rejected",
+		"two-active-per-session": "one active run per session",
+	}
+	for _, m := range runmutants.Catalogue() {
+		t.Run(m.Name, func(t *testing.T) {
+			res := sc.Run(context.Background(), Target{URL: "runs+mutant:" + m.Name}, Params{Seed: 5})
+			if res.Verdict != reports.Fail {
+				t.Fatalf("mutant survived: %s %s", res.Verdict, res.Reason)
+			}
+			if res.Guarantee != want[m.Name] || !strings.Contains(res.Reason, res.Guarantee) {
+				t.Errorf("caught by %q (%s), want %q", res.Guarantee, res.Reason, want[m.Name])
+			}
+		})
+	}
+}

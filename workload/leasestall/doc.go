@@ -1,0 +1,21 @@
+// Package leasestall is the lease-stall workload: several workers claim,
+// renew, checkpoint and finish runs of one run store at once while a fault
+// stalls a worker past its lease; another worker claims the run; the stalled
+// worker wakes and tries to commit and finish with its old token. Every
+// operation is recorded and the history checked (linearizability/leases):
+// the stale token is always rejected, no run is ever held by two live
+// leases, a run's fencing tokens strictly increase, event and checkpoint
+// numbers have no gaps, and idempotent creates racing each other return one
+// run.
+//
+// It runs in two modes:
+//
+//   - goroutines (RunGoroutines): worker goroutines on an injected logical
+//     clock; the fault pauses a victim worker at a gate while the clock
+//     passes its lease, then lets another worker — or the victim's own
+//     worker id, as a restarted process would use — take the run over.
+//     Deterministic rounds, so each kind of takeover happens every run.
+//   - processes (RunProcesses): worker processes re-executing the current
+//     binary (see MaybeWorker) on the wall clock, sharing the database
+//     file; the fault is SIGSTOP for longer than the lease, then SIGCONT.
+package leasestall

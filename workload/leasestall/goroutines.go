@@ -1,0 +1,256 @@
+package leasestall
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/storecheck/storecheck/linearizability/leases"
+	"github.com/storecheck/storecheck/model/runs"
+)
+
+// takeover is how a stall round ends.
+type takeover int
+
+const (
+	// expiredOnly: the victim wakes before anyone touched its run; its
+	// lease has merely expired. Then the run is swept and claimed again.
+	expiredOnly takeover = iota
+	// otherWorker: the run is swept and claimed by another worker before
+	// the victim wakes.
+	otherWorker
+	// sameWorker: the run is swept and claimed again under the victim's
+	// own worker id, as a restarted process with a fixed id would; only
+	// the fencing token tells the two incarnations apart.
+	sameWorker
+)
+
+func (t takeover) String() string {
+	return [...]string{"expired-only", "other-worker", "same-worker"}[t]
+}
+
+// goroutineRun is one run of goroutine mode.
+type goroutineRun struct {
+	cfg   Config
+	store runs.Store
+	clk   *logicalClock
+	rec   *leases.Recorder
+	coord *leases.Client // the coordinator's own operations: sweeps, takeovers
+	// claimGate is write-locked while the fault hands a run over, so that
+	// background workers cannot claim it first.
+	claimGate sync.RWMutex
+	rng       *rand.Rand // the coordinator's; workers have their own
+
+	stalls int
+	found  []leases.Violation
+	notes  []string
+}
+
+// RunGoroutines runs the workload with worker goroutines on an injected
+// clock against store, which must be empty: a create race, background
+// workers, and cfg.Rounds stall rounds that rotate through the three
+// takeover kinds. The error is a harness failure; broken guarantees are in
+// the result.
+func RunGoroutines(ctx context.Context, store runs.Store, cfg Config) (*Result, error) {
+	cfg = cfg.withDefaults(false)
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	g := &goroutineRun{cfg: cfg, store: store, clk: &logicalClock{base: epoch}, rng: rand.New(rand.NewPCG(cfg.Seed, 0))}
+	_, found, err := raceCreates(ctx, store, cfg.Sessions, cfg.CreateClients, g.clk.Now())
+	if err != nil {
+		return nil, fmt.Errorf("lease-stall: create phase: %w", err)
+	}
+	g.found = found
+	g.rec = leases.NewRecorder(store)
+	g.coord = g.rec.Client()
+
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for i := range cfg.Workers {
+		w := g.newWorker(fmt.Sprintf("worker-%d", i), uint64(i)+1)
+		w.claimGate = &g.claimGate
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.loop(ctx, stop.Load, cfg.WorkerOps, func() {
+				g.clk.Advance(5 * time.Millisecond)
+				time.Sleep(200 * time.Microsecond)
+			})
+		}()
+	}
+	for k := range cfg.Rounds {
+		if err := g.round(ctx, k); err != nil {
+			stop.Store(true)
+			wg.Wait()
+			return nil, err
+		}
+		g.progress()
+		// Let the background workers make progress between faults.
+		time.Sleep(2 * time.Millisecond)
+	}
+	stop.Store(true)
+	wg.Wait()
+	res, err := finish(ctx, "goroutines", store, g.rec.History(), g.found, g.notes)
+	if err != nil {
+		return nil, err
+	}
+	res.Counts.Stalls = g.stalls
+	return res, nil
+}
+
+func (g *goroutineRun) progress() {
+	if g.cfg.Progress != nil {
+		g.cfg.Progress.Store(int64(g.rec.Len()))
+	}
+}
+
+// newWorker returns a worker on the logical clock with its own client and
+// random source; each operation moves the clock on by 1–20 ms.
+func (g *goroutineRun) newWorker(id string, stream uint64) *worker {
+	rng := rand.New(rand.NewPCG(g.cfg.Seed, stream))
+	return &worker{id: id, c: g.rec.Client(), store: g.store, lease: g.cfg.Lease, now: g.clk.Now, rng: rng,
+		pace: func() {
+			g.clk.Advance(time.Duration(1+rng.IntN(20)) * time.Millisecond)
+			time.Sleep(100 * time.Microsecond)
+		}}
+}
+
+// round is one fault: a victim claims the round's run, checkpoints once and
+// is paused at its gate; the clock passes its lease; depending on the
+// round, the run is swept and taken over before the victim wakes or after;
+// the victim wakes and tries to commit, finish and renew with its old
+// token; the run's new holder then checkpoints and finishes it.
+func (g *goroutineRun) round(ctx context.Context, k int) error {
+	kind := takeover(k % 3)
+	// Background claims are held off from before the round's run exists
+	// until the victim has claimed it (the highest priority).
+	g.claimGate.Lock()
+	if err := g.supply(ctx, k); err != nil {
+		g.claimGate.Unlock()
+		return err
+	}
+	victim := g.newWorker(fmt.Sprintf("victim-%02d", k), uint64(1000+k))
+	claimed, parked := make(chan holding, 1), make(chan holding, 1)
+	resume, done := make(chan struct{}), make(chan struct{})
+	victim.before = func(ctx context.Context, n int, h holding) error {
+		switch n {
+		case 1:
+			claimed <- h
+		case 2:
+			parked <- h
+			select {
+			case <-resume:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return nil
+	}
+	go func() {
+		defer close(done)
+		h, ok := victim.claim(ctx)
+		if !ok {
+			claimed <- holding{}
+			return
+		}
+		victim.work(ctx, h, 2)
+	}()
+	h := <-claimed
+	g.claimGate.Unlock()
+	if h.run == "" {
+		<-done
+		g.notes = append(g.notes, fmt.Sprintf("round %d: the victim found no queued run", k))
+		return nil
+	}
+	select {
+	case h = <-parked:
+	case <-done:
+		g.notes = append(g.notes, fmt.Sprintf("round %d: the victim's first checkpoint on %s failed; no stall", k, h.run))
+		return nil
+	}
+	// The stall: the clock passes the victim's lease while it is paused.
+	g.stalls++
+	g.clk.AdvanceTo(h.expires.Add(g.cfg.Lease / 4))
+	taker := fmt.Sprintf("taker-%02d", k)
+	if kind == sameWorker {
+		taker = victim.id
+	}
+	if kind == expiredOnly {
+		close(resume)
+		<-done
+	}
+	th, ok := g.takeOver(ctx, k, h.run, taker)
+	if kind != expiredOnly {
+		close(resume)
+		<-done
+	}
+	if ok {
+		g.serveNewHolder(ctx, k, th)
+	}
+	return nil
+}
+
+// supply creates the round's run (priority 100, above every other) and two
+// background runs.
+func (g *goroutineRun) supply(ctx context.Context, k int) error {
+	for j, prio := range []int64{100, int64(g.rng.IntN(10)), int64(g.rng.IntN(10))} {
+		id := fmt.Sprintf("round-%02d", k)
+		if j > 0 {
+			id = fmt.Sprintf("supply-%02d-%d", k, j)
+		}
+		_, err := g.store.CreateRun(ctx, runs.NewRun{ID: id, TenantID: "lease-stall", SessionID: id, PlanID: "plan",
+			RevisionID: "rev", Priority: prio, State: []byte(`{"seq":0}`), Now: g.clk.Now()})
+		if err != nil {
+			return fmt.Errorf("lease-stall: round %d: create run %s in a fresh session: %w", k, id, err)
+		}
+	}
+	return nil
+}
+
+// takeOver sweeps expired leases and claims runID as worker, with
+// background claims held off. The taker's lease is long, so that the
+// background workers' clock cannot expire it before it is served.
+func (g *goroutineRun) takeOver(ctx context.Context, k int, runID, worker string) (holding, bool) {
+	g.claimGate.Lock()
+	defer g.claimGate.Unlock()
+	if _, err := g.coord.Requeue(ctx, g.clk.Now()); err != nil {
+		g.notes = append(g.notes, fmt.Sprintf("round %d: sweep failed: %v", k, err))
+		return holding{}, false
+	}
+	lease := 10 * g.cfg.Lease
+	cl, err := g.coord.Claim(ctx, worker, lease, g.clk.Now())
+	if err != nil || cl == nil {
+		g.notes = append(g.notes, fmt.Sprintf("round %d: no run to take over after the sweep (%v)", k, err))
+		return holding{}, false
+	}
+	h := holding{run: cl.Run.ID, fence: runs.Fence{Worker: worker, Token: cl.Lease.Token}, version: cl.Run.Version, expires: cl.Lease.ExpiresAt}
+	if cl.Run.ID != runID {
+		// The stalled run was not requeued (a zombie may have finished
+		// it); hand this one back.
+		g.notes = append(g.notes, fmt.Sprintf("round %d: the sweep did not requeue %s; claimed %s instead", k, runID, cl.Run.ID))
+		_, _ = g.coord.Finish(ctx, runs.Finish{RunID: h.run, Fence: h.fence, ExpectedVersion: h.version, Target: runs.Queued, Now: g.clk.Now()})
+		return holding{}, false
+	}
+	return h, true
+}
+
+// serveNewHolder checkpoints and finishes the taken-over run: on a correct
+// store both succeed.
+func (g *goroutineRun) serveNewHolder(ctx context.Context, k int, h holding) {
+	if cp, err := g.store.LatestCheckpoint(ctx, h.run); err == nil && cp != nil {
+		h.seq = cp.Sequence
+	}
+	w := &worker{}
+	run, err := g.coord.Commit(ctx, w.checkpoint(h, g.clk.Now()), h.fence, h.version)
+	if err == nil {
+		_, err = g.coord.Finish(ctx, runs.Finish{RunID: h.run, Fence: h.fence, ExpectedVersion: run.Version, Target: runs.Completed, Now: g.clk.Now()})
+	}
+	if err != nil {
+		g.found = append(g.found, leases.Violation{Guarantee: GuaranteeNewHolder,
+			Detail: fmt.Sprintf("round %d (%s): %s holds %s with token %d, but: %v", k, takeover(k%3), h.fence.Worker, h.run, h.fence.Token, err)})
+	}
+}

@@ -1,0 +1,145 @@
+package leasestall
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storecheck/storecheck/backends/runmutants"
+	"github.com/storecheck/storecheck/backends/runsqlite"
+	"github.com/storecheck/storecheck/linearizability/leases"
+	"github.com/storecheck/storecheck/model/runs"
+)
+
+// openURL opens the two kinds of run store these tests use, as the
+// backends package would, without depending on it.
+func openURL(ctx context.Context, url string) (runs.Store, error) {
+	switch {
+	case strings.HasPrefix(url, "runs+sqlite:"):
+		return runsqlite.Open(ctx, strings.TrimPrefix(url, "runs+sqlite:"))
+	case strings.HasPrefix(url, "runs+mutant:"):
+		return runmutants.Open(ctx, strings.TrimPrefix(url, "runs+mutant:"))
+	}
+	return nil, fmt.Errorf("test opener: unknown URL %q", url)
+}
+
+// TestMain lets this test binary serve as a worker process.
+func TestMain(m *testing.M) {
+	MaybeWorker(openURL)
+	os.Exit(m.Run())
+}
+
+func mustPass(t *testing.T, res *Result) {
+	t.Helper()
+	t.Log(res.Summary())
+	for _, n := range res.Notes {
+		t.Log("note: ", n)
+	}
+	if res.Verdict != leases.Ok {
+		for _, v := range res.Violations {
+			t.Error(v)
+		}
+		t.Fatalf("verdict %s on a correct store", res.Verdict)
+	}
+}
+
+func TestGoroutinesPassOnCorrectStores(t *testing.T) {
+	for name, open := range map[string]func(t *testing.T) runs.Store{
+		"reference": func(*testing.T) runs.Store { return runs.NewReference() },
+		"sqlite": func(t *testing.T) runs.Store {
+			s, err := runsqlite.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			store := open(t)
+			defer store.Close()
+			cfg := Config{Seed: 1, Rounds: 6}
+			res, err := RunGoroutines(context.Background(), store, cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mustPass(t, res)
+			c := res.Counts
+			if c.Stalls != cfg.Rounds || c.PastLease < 3*cfg.Rounds || c.Takeovers < 2*cfg.Rounds || c.Runs == 0 {
+				t.Errorf("the fault did not do its job: %+v (want %d stalls, ≥ %d operations past the lease, ≥ %d after a takeover)",
+					c, cfg.Rounds, 3*cfg.Rounds, 2*cfg.Rounds)
+			}
+		})
+	}
+}
+
+// TestGoroutinesCatchEveryMutant runs goroutine mode against each run-store
+// mutant: every one must be caught, by the guarantee it breaks.
+func TestGoroutinesCatchEveryMutant(t *testing.T) {
+	want := map[string][]string{
+		"claim-keeps-token":      {leases.GuaranteeTokens},
+		"renew-expired":          {leases.GuaranteePastLease},
+		"finish-ignores-token":   {leases.GuaranteeStaleToken, leases.GuaranteePastLease},
+		"two-active-per-session": {GuaranteeOneActive},
+	}
+	for _, m := range runmutants.Catalogue() {
+		t.Run(m.Name, func(t *testing.T) {
+			store, err := runmutants.OpenMutant(context.Background(), m, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer store.Close()
+			res, err := RunGoroutines(context.Background(), store, Config{Seed: 2, Rounds: 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != leases.Illegal {
+				t.Fatalf("mutant %s survived (%s): %s", m.Name, res.Verdict, res.Summary())
+			}
+			seen := map[string]bool{}
+			for _, v := range res.Violations {
+				seen[v.Guarantee] = true
+			}
+			for _, g := range want[m.Name] {
+				if !seen[g] {
+					t.Errorf("mutant %s: no %q violation; got %v", m.Name, g, res.Violations)
+				}
+			}
+			t.Logf("caught %s: %s (and %d more)", m.Name, res.Violations[0], len(res.Violations)-1)
+		})
+	}
+}
+
+// TestProcessesStallWorkersWithSIGSTOP runs process mode: this test binary,
+// re-executed, is the worker; one is stopped past its lease at a time.
+func TestProcessesStallWorkersWithSIGSTOP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts worker processes for seconds")
+	}
+	path := filepath.Join(t.TempDir(), "runs.db")
+	store, err := runsqlite.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	cfg := Config{Seed: 3, URL: "runs+sqlite:" + path, Lease: 200 * time.Millisecond, Duration: 2500 * time.Millisecond}
+	res, err := RunProcesses(context.Background(), store, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustPass(t, res)
+	if res.Counts.Stalls < 2 || res.Counts.Claims == 0 {
+		t.Errorf("want at least two stalls and some claims, got %+v", res.Counts)
+	}
+}
+
+func TestProcessesNeedAWorkerBinary(t *testing.T) {
+	store := runs.NewReference()
+	_, err := RunProcesses(context.Background(), store, Config{Seed: 1, URL: "runs+memory:", WorkerCommand: []string{"/bin/echo", "hello"}})
+	if err == nil || !strings.Contains(err.Error(), "did not answer as a worker") {
+		t.Fatalf("want ErrNoWorkers naming the silent binary, got %v", err)
+	}
+}
