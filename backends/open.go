@@ -1,6 +1,6 @@
 // Package backends opens an execution store from a URL such as
 // "sqlite:/tmp/x.db". Each scheme is one entry of the table Schemes returns;
-// adding a backend (mutant:, rqlite:, lagsim:, exec:) means adding an entry.
+// adding a backend (mutant:, rqlite:, exec:) means adding an entry.
 package backends
 
 import (
@@ -8,8 +8,14 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/storecheck/storecheck/backends/adapter"
 	"github.com/storecheck/storecheck/backends/internal/dbfile"
+	"github.com/storecheck/storecheck/backends/lagsim"
 	"github.com/storecheck/storecheck/backends/libsql"
+	"github.com/storecheck/storecheck/backends/mutants"
+	"github.com/storecheck/storecheck/backends/rqlite"
+	"github.com/storecheck/storecheck/backends/rqlite/cluster"
+	"github.com/storecheck/storecheck/backends/rqlite/managed"
 	"github.com/storecheck/storecheck/backends/sqlite"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/model/runs"
@@ -63,6 +69,55 @@ func Schemes() []Scheme {
 			Open: func(ctx context.Context, path string, cfg model.Config) (model.Store, error) {
 				return libsql.Open(ctx, path, cfg)
 			},
+		},
+		{
+			Name:        libsql.ReplicaScheme,
+			Example:     "libsql+replica:/tmp/replica.db?primary=http://127.0.0.1:8080&sync_interval=200ms",
+			Description: "libSQL embedded replica (go-libsql, cgo) of an sqld primary: loads from the replica, commits on the primary; without primary= storecheck starts sqld (sqld=BIN, $SQLD, PATH, else image=); the token comes from $LIBSQL_AUTH_TOKEN or token_env=NAME.",
+			Validate:    libsql.ValidateReplica,
+			Open:        libsql.OpenReplica,
+		},
+		{
+			Name:        lagsim.Scheme,
+			Example:     "lagsim:/tmp/primary.db?lag=200ms",
+			Description: "A simulation of embedded-replica lag, not libSQL: a SQLite primary, each client's replica file refreshed from it every lag (seeded jitter); loads from the replica, commits on the primary.",
+			Validate:    lagsim.Validate,
+			Open:        lagsim.Open,
+		},
+		{
+			Name:        mutants.Scheme,
+			Example:     "mutant:blind-write",
+			Description: "A deliberately broken SQLite store from the catalogue (storecheck mutants); NAME?path=FILE picks its file.",
+			Validate:    mutants.Validate,
+			Open:        mutants.Open,
+		},
+		{
+			Name:        adapter.Scheme,
+			Example:     "exec:python3 adapters/python/sqlite_store.py",
+			Description: "A store in any language: the command (split like a shell would, no shell) answers the adapter protocol of docs/ADAPTER.md on stdin/stdout.",
+			Validate:    adapter.Validate,
+			Open:        adapter.OpenURL,
+		},
+		{
+			Name:        "rqlite",
+			Example:     "rqlite://127.0.0.1:4001,127.0.0.1:4003?level=strong",
+			Description: "A running rqlite cluster (seed 001's guarded-upsert protocol via gorqlite); level=none|weak|linearizable|strong for reads; credentials from RQLITE_USERNAME/RQLITE_PASSWORD.",
+			Validate:    func(rest string) error { _, err := rqlite.ParseURL(rest); return err },
+			Open:        rqlite.OpenURL,
+		},
+		{
+			Name:        managed.ProcessScheme,
+			Example:     "rqlite+process:?nodes=3",
+			Description: "rqlite on N rqlited processes this run starts on loopback (rqlited=PATH, $RQLITED or PATH); level=…; removed on close.",
+			Validate:    func(rest string) error { _, err := managed.Parse(managed.Process, rest); return err },
+			Open:        managed.OpenProcessURL,
+		},
+		{
+			Name:        managed.ContainerScheme,
+			Example:     "rqlite+container:?nodes=3",
+			Description: "rqlite on N containers this run starts on its own Docker network (image=IMAGE, default " + cluster.DefaultImage + "; image=build packs a local static rqlited); removed on close.",
+			Validate:    func(rest string) error { _, err := managed.Parse(managed.Container, rest); return err },
+			Open:        managed.OpenContainerURL,
 		},
 	}, runSchemes()...)
 }

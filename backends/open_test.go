@@ -60,6 +60,9 @@ func TestOpenErrors(t *testing.T) {
 		{"libsql:", `libsql: empty database path`},
 		{"sqlite:" + missing, `does not exist`},
 		{"libsql:" + missing, `does not exist`},
+		{"exec:", `backend exec: no command`},
+		{"exec:python3 'x", `backend exec: unterminated single quote`},
+		{"exec:/nonexistent/adapter", `adapter "/nonexistent/adapter": start:`},
 	}
 	for _, c := range cases {
 		s, err := Open(context.Background(), c.url, model.DefaultConfig())

@@ -61,6 +61,9 @@ type Report struct {
 	LinearizationTime, GlobalTime time.Duration
 	// Notes say what was not checked and why.
 	Notes []string
+	// Replica describes the reads replicas served; nil when there were
+	// none (see replica.go).
+	Replica *ReplicaStats
 }
 
 // Guarantee names the first guarantee broken, in AllGuarantees' order; ""

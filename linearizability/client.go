@@ -33,9 +33,9 @@ func (c *Client) commit(ctx context.Context, kind Kind, exe *model.Execution, b 
 		return err
 	}
 	if kind == KindSave {
-		err = c.r.store.Save(ctx, exe)
+		err = c.store.Save(ctx, exe)
 	} else {
-		err = c.r.store.Commit(ctx, exe, b)
+		err = c.store.Commit(ctx, exe, b)
 	}
 	c.finish(Operation{Kind: kind, Execution: exe.ID, Input: in, Output: classify(kind, err), Call: call})
 	return err
@@ -47,7 +47,7 @@ func (c *Client) Load(ctx context.Context, id string) (*model.Execution, error) 
 	if err != nil {
 		return nil, err
 	}
-	exe, err := c.r.store.Load(ctx, id)
+	exe, err := c.store.Load(ctx, id)
 	out := classify(KindLoad, err)
 	if err == nil {
 		out, err = readOutput(loadOutput(exe, false))
@@ -62,7 +62,7 @@ func (c *Client) LoadForEvent(ctx context.Context, id, eventID string) (*model.E
 	if err != nil {
 		return nil, false, err
 	}
-	exe, done, err := c.r.store.LoadForEvent(ctx, id, eventID)
+	exe, done, err := c.store.LoadForEvent(ctx, id, eventID)
 	out := classify(KindLoadForEvent, err)
 	if err == nil {
 		out, err = readOutput(loadOutput(exe, done))
@@ -77,7 +77,7 @@ func (c *Client) IsProcessed(ctx context.Context, id, eventID string) (bool, err
 	if err != nil {
 		return false, err
 	}
-	done, err := c.r.store.IsProcessed(ctx, id, eventID)
+	done, err := c.store.IsProcessed(ctx, id, eventID)
 	out := classify(KindIsProcessed, err)
 	out.Processed = err == nil && done
 	c.finish(Operation{Kind: KindIsProcessed, Execution: id, Input: Input{EventID: eventID}, Output: out, Call: call})
@@ -90,7 +90,7 @@ func (c *Client) ReadTrace(ctx context.Context, id string) ([]model.TraceEntry, 
 	if err != nil {
 		return nil, err
 	}
-	entries, err := c.r.store.ReadTrace(ctx, id)
+	entries, err := c.store.ReadTrace(ctx, id)
 	out := classify(KindReadTrace, err)
 	if err == nil {
 		var items []TraceItem
@@ -114,7 +114,7 @@ func (c *Client) AppendTrace(ctx context.Context, id string, entry json.RawMessa
 	if err != nil {
 		return err
 	}
-	err = c.r.store.AppendTrace(ctx, id, entry)
+	err = c.store.AppendTrace(ctx, id, entry)
 	c.finish(Operation{Kind: KindAppendTrace, Execution: id, Input: Input{Trace: ref}, Output: classify(KindAppendTrace, err), Call: call})
 	return err
 }
@@ -125,7 +125,7 @@ func (c *Client) PendingOutbox(ctx context.Context) ([]model.OutboxEntry, error)
 	if err != nil {
 		return nil, err
 	}
-	entries, err := c.r.store.PendingOutbox(ctx)
+	entries, err := c.store.PendingOutbox(ctx)
 	out := classify(KindPendingOutbox, err)
 	if err == nil {
 		out.Outbox = outboxItems(entries)
@@ -140,7 +140,7 @@ func (c *Client) AckOutbox(ctx context.Context, seq int64) error {
 	if err != nil {
 		return err
 	}
-	err = c.r.store.AckOutbox(ctx, seq)
+	err = c.store.AckOutbox(ctx, seq)
 	c.finish(Operation{Kind: KindAckOutbox, Input: Input{Seq: seq}, Output: classify(KindAckOutbox, err), Call: call})
 	return err
 }
@@ -151,7 +151,7 @@ func (c *Client) PendingSpawns(ctx context.Context) ([]model.SpawnEntry, error) 
 	if err != nil {
 		return nil, err
 	}
-	entries, err := c.r.store.PendingSpawns(ctx)
+	entries, err := c.store.PendingSpawns(ctx)
 	out := classify(KindPendingSpawns, err)
 	if err == nil {
 		out.Spawns = spawnItems(entries)
@@ -166,7 +166,7 @@ func (c *Client) AckSpawn(ctx context.Context, seq int64) error {
 	if err != nil {
 		return err
 	}
-	err = c.r.store.AckSpawn(ctx, seq)
+	err = c.store.AckSpawn(ctx, seq)
 	c.finish(Operation{Kind: KindAckSpawn, Input: Input{Seq: seq}, Output: classify(KindAckSpawn, err), Call: call})
 	return err
 }
@@ -177,7 +177,7 @@ func (c *Client) DueTimers(ctx context.Context, now float64) ([]model.DueTimer, 
 	if err != nil {
 		return nil, err
 	}
-	timers, err := c.r.store.DueTimers(ctx, now)
+	timers, err := c.store.DueTimers(ctx, now)
 	out := classify(KindDueTimers, err)
 	if err == nil {
 		out.Timers = timerItems(timers)
@@ -192,7 +192,7 @@ func (c *Client) DeleteTimer(ctx context.Context, id, path string, fireAt float6
 	if err != nil {
 		return err
 	}
-	err = c.r.store.DeleteTimer(ctx, id, path, fireAt)
+	err = c.store.DeleteTimer(ctx, id, path, fireAt)
 	in := Input{Path: path, FireAt: fireAt}
 	c.finish(Operation{Kind: KindDeleteTimer, Execution: id, Input: in, Output: classify(KindDeleteTimer, err), Call: call})
 	return err

@@ -32,6 +32,19 @@
 // execution are then the chain of prev links from its final row, which must
 // have exactly (final version) members. See global.go.
 //
+// # Replica reads
+//
+// A client made with Recorder.NewClient and a Replica name reads from an
+// embedded replica, whose loads may be stale by contract. Its reads are
+// marked (Operation.Replica) and kept out of porcupine, so that a register
+// partition holds the commits and the primary's reads only, checked as
+// strictly as ever; they are held instead to the replica rules of
+// replica.go: a committed version, never older than what the same replica
+// showed before, including the replica's own writes when it promises
+// read-your-writes, and equal to the primary's after the final heal
+// (ErrReplicaRead, ErrReplicaConvergence). Histories without replica
+// clients are checked exactly as before.
+//
 // Histories are saved and loaded as JSON lines (WriteJSONL, ReadJSONL) and
 // can be re-checked offline (CheckFile); a failing partition can be drawn
 // with porcupine's HTML visualization (Visualize).

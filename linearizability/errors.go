@@ -39,6 +39,14 @@ var (
 	// ErrTimers: a timer does not hold what the last winning op on its
 	// (execution, path) left, or a stale sweep deleted a re-armed timer.
 	ErrTimers = errors.New("timers")
+	// ErrReplicaRead: a read served by a replica showed a version the
+	// primary never committed (or had not begun to), went back behind what
+	// the same replica showed before, or, with read-your-writes, missed
+	// the replica's own acknowledged write (replica.go).
+	ErrReplicaRead = errors.New("replica read")
+	// ErrReplicaConvergence: after the final heal and sync, a replica does
+	// not show what the primary holds.
+	ErrReplicaConvergence = errors.New("replica convergence")
 )
 
 // AllGuarantees returns the guarantee sentinels in the order reports name
@@ -47,6 +55,7 @@ func AllGuarantees() []error {
 	return []error{
 		ErrLostUpdate, ErrLinearizability, ErrAtomicity, ErrEffectOnce, ErrDuplicateDelivery,
 		ErrLostDelivery, ErrDeliveryOrder, ErrPhantom, ErrTimers, ErrTraceRing,
+		ErrReplicaRead, ErrReplicaConvergence,
 	}
 }
 

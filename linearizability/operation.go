@@ -108,7 +108,21 @@ type Operation struct {
 	// Heal marks the final reads taken with no faults, which the global
 	// checks read as the final tables.
 	Heal bool `json:"heal,omitempty"`
+	// Replica, when set, names the embedded replica the operation's client
+	// reads from (Recorder.NewClient). Its reads were served by that
+	// replica and may be stale: they are checked by the replica rules
+	// (replica.go) instead of porcupine. Its writes went to the primary and
+	// are checked as any other; they are the replica's own writes for
+	// read-your-writes. Heal reads of a replica are checked for
+	// convergence and are never read as the final tables.
+	Replica string `json:"replica,omitempty"`
+	// ReadYourWrites marks an operation of a replica client that promises
+	// its reads include its replica's own acknowledged writes.
+	ReadYourWrites bool `json:"ryw,omitempty"`
 }
+
+// replicaRead reports whether op is a read served by a replica.
+func (op *Operation) replicaRead() bool { return op.Replica != "" && !op.Kind.IsWrite() }
 
 // Input is what an operation was asked to do. Only the fields of its kind
 // are set.
@@ -233,6 +247,9 @@ func (op *Operation) validate() error {
 	}
 	if op.Kind.perExecution() && op.Execution == "" {
 		return fmt.Errorf("%s needs an execution id", op.Kind)
+	}
+	if op.ReadYourWrites && op.Replica == "" {
+		return fmt.Errorf("read-your-writes set on an operation of no replica")
 	}
 	if op.Client < 0 {
 		return fmt.Errorf("negative client id %d", op.Client)

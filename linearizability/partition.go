@@ -20,7 +20,9 @@ func (k pkey) String() string { return fmt.Sprintf("%s/%s", k.exec, k.part) }
 // porcupineOps returns the operations porcupine checks, each once per
 // partition it belongs to. Failed operations had no effect and are left out,
 // as are indeterminate ones res settled as having none; so are the queue and
-// timer kinds, which the global checks cover.
+// timer kinds, which the global checks cover, and reads served by a replica,
+// which may be stale and are checked by the replica rules (replica.go): a
+// register partition then holds the commits and the primary's reads.
 func porcupineOps(ops []Operation, res resolution) []porcupine.Operation {
 	var out []porcupine.Operation
 	add := func(op *Operation, p part) {
@@ -33,7 +35,7 @@ func porcupineOps(ops []Operation, res resolution) []porcupine.Operation {
 	}
 	for i := range ops {
 		op := &ops[i]
-		if op.Output.Outcome == OutcomeFailed || res.drop[op] || res.anon[op] {
+		if op.Output.Outcome == OutcomeFailed || res.drop[op] || res.anon[op] || op.replicaRead() {
 			continue
 		}
 		switch op.Kind {

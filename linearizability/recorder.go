@@ -29,19 +29,46 @@ func NewRecorder(store model.Store) *Recorder {
 }
 
 // Client returns a new client with a fresh id.
-func (r *Recorder) Client() *Client { return r.newClient(false) }
+func (r *Recorder) Client() *Client { return r.NewClient(ClientOptions{}) }
 
 // HealClient returns a new client whose operations are marked Heal: the
 // final reads, taken with no faults, that the global checks read as the
 // final tables.
-func (r *Recorder) HealClient() *Client { return r.newClient(true) }
+func (r *Recorder) HealClient() *Client { return r.NewClient(ClientOptions{Heal: true}) }
 
-func (r *Recorder) newClient(heal bool) *Client {
+// ClientOptions say how a client's operations are made and marked.
+type ClientOptions struct {
+	// Store, when set, is the store the client calls instead of the
+	// recorder's: an embedded replica's own handle, say.
+	Store model.Store
+	// Replica names the replica Store reads from; its reads are then
+	// checked as replica reads (see Operation.Replica).
+	Replica string
+	// ReadYourWrites says the replica promises its client's own writes.
+	ReadYourWrites bool
+	// Heal marks the client's operations as heal reads.
+	Heal bool
+}
+
+// NewClient returns a new client with a fresh id, made as opt says.
+func (r *Recorder) NewClient(opt ClientOptions) *Client {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	c := &Client{r: r, id: r.nextID, heal: heal}
+	store := opt.Store
+	if store == nil {
+		store = r.store
+	}
+	c := &Client{r: r, store: store, id: r.nextID, heal: opt.Heal, replica: opt.Replica, ryw: opt.ReadYourWrites && opt.Replica != ""}
 	r.nextID++
 	return c
+}
+
+// Now returns the recorder's clock: nanoseconds since its base time, on
+// the scale of every call and return it records (for a fault log).
+func (r *Recorder) Now() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.nowLocked()
 }
 
 // History returns a copy of the operations recorded so far, in the order
@@ -75,8 +102,11 @@ func (r *Recorder) nowLocked() int64 {
 // ErrOverlap and records nothing. After an indeterminate operation the
 // client continues under a new id.
 type Client struct {
-	r    *Recorder
-	heal bool
+	r       *Recorder
+	store   model.Store
+	heal    bool
+	replica string
+	ryw     bool
 
 	// id and busy are guarded by r.mu.
 	id   int
@@ -110,6 +140,7 @@ func (c *Client) finish(op Operation) {
 	defer c.r.mu.Unlock()
 	t := c.r.nowLocked()
 	op.Client, op.Heal = c.id, c.heal
+	op.Replica, op.ReadYourWrites = c.replica, c.ryw
 	op.Return = t
 	if op.Output.Outcome == OutcomeIndeterminate {
 		op.Return, op.Output.Observed = EndOfHistory, t

@@ -19,6 +19,20 @@ const maxVisualExecutions = 20
 // twenty, when it names none), annotated with the indeterminate operations,
 // the heal phase and the violations.
 func Visualize(ctx context.Context, w io.Writer, h History, rep *Report, opt Options) error {
+	return VisualizeWindows(ctx, w, h, rep, opt, nil)
+}
+
+// Window is a span of a history's time to mark on its visualization, such
+// as an injected fault. Start and End are on the history's clock; End 0
+// means it lasted to the end of the history.
+type Window struct {
+	Name, Details string
+	Start, End    int64
+}
+
+// VisualizeWindows is Visualize with windows drawn as well, in a row of
+// their own ("faults").
+func VisualizeWindows(ctx context.Context, w io.Writer, h History, rep *Report, opt Options, windows []Window) error {
 	execs := visualExecutions(h, rep)
 	g, err := prepareGlobal(h, &Report{})
 	if err != nil {
@@ -40,10 +54,34 @@ func Visualize(ctx context.Context, w io.Writer, h History, rep *Report, opt Opt
 	m := newModel(h.Meta.TraceMax)
 	_, info := porcupine.CheckOperationsVerbose(m, ops, timeout)
 	info.AddAnnotations(annotations(h, rep, execs))
+	info.AddAnnotations(windowAnnotations(h, windows))
 	if err := porcupine.Visualize(m, info, w); err != nil {
 		return fmt.Errorf("visualize history: %w", err)
 	}
 	return nil
+}
+
+// windowAnnotations draws each window in the "faults" row; one still open
+// ends with the last return of the history.
+func windowAnnotations(h History, windows []Window) []porcupine.Annotation {
+	var end int64
+	for _, op := range h.Ops {
+		if op.Return != EndOfHistory {
+			end = max(end, op.Return)
+		}
+	}
+	out := make([]porcupine.Annotation, 0, len(windows))
+	for _, w := range windows {
+		stop := w.End
+		if stop == 0 {
+			stop = max(end, w.Start)
+		}
+		out = append(out, porcupine.Annotation{
+			Tag: "faults", Start: w.Start, End: stop, Description: w.Name, Details: w.Details,
+			BackgroundColor: "#cfe0fb",
+		})
+	}
+	return out
 }
 
 // VisualizeFile writes Visualize's HTML to path.

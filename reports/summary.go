@@ -33,7 +33,7 @@ type Summary struct {
 	Command string `json:"command,omitempty"`
 	// Started is when the command began (UTC).
 	Started time.Time `json:"started,omitzero"`
-	Runs    []Run  `json:"runs"`
+	Runs    []Run     `json:"runs"`
 }
 
 // Run is one backend × scenario entry of a summary.

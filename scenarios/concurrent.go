@@ -19,6 +19,7 @@ func concurrentScenario() Scenario {
 	return Scenario{
 		Name:    "concurrent",
 		Summary: "many clients at once; the history checked for linearizability with porcupine, plus atomicity, delivery, dedupe and timer checks",
+		Applies: notOnReplicas,
 		Run:     runConcurrent,
 	}
 }
@@ -49,8 +50,15 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 	switch {
 	case err != nil && errors.Is(err, context.Canceled):
 		return Result{Verdict: reports.Interrupted, Reason: "interrupted during the workload"}
-	case err != nil:
-		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("workload could not run: %v", err)}
+	case err != nil && errors.Is(err, workload.ErrHealFailed):
+		return Result{Verdict: reports.Fail, Guarantee: "availability", Reason: fmt.Sprintf("the store stopped serving reads after the traffic: %v", err)}
+	case err != nil && errors.Is(err, workload.ErrNotStarted):
+		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("workload could not start: %v", err)}
+	case err != nil && res == nil:
+		// Anything else mid-run (a client the recorder refused, a store
+		// that broke its own protocol) is a failure: the run started and
+		// could not be checked.
+		return Result{Verdict: reports.Fail, Reason: fmt.Sprintf("the run could not be completed: %v", err)}
 	}
 	m := reports.Measure(res.History)
 	out := Result{Ops: int64(res.Counts.Ops), Metrics: concurrentMetrics(res), Measured: &m}

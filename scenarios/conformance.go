@@ -38,7 +38,7 @@ func runConformance(ctx context.Context, t Target, p Params) Result {
 		stop := mirror(&stats.Ops, &p.Progress.Ops)
 		defer stop()
 	}
-	rep, err := conformance.Check(ctx, t.Open, conformance.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, Stats: stats})
+	rep, err := conformance.Check(ctx, t.Open, conformance.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, ShrinkTime: p.ShrinkTime, Stats: stats})
 	res := Result{Ops: rep.Ops, Cases: rep.Cases, Digest: rep.Digest}
 	if p.OutDir != "" && len(rep.Output) > 0 {
 		if werr := os.WriteFile(filepath.Join(p.OutDir, "rapid.log"), []byte(strings.Join(rep.Output, "\n")+"\n"), 0o644); werr != nil && p.Logger != nil {

@@ -35,6 +35,9 @@ type Params struct {
 	// Conformance.
 	Checks int
 	Steps  int
+	// ShrinkTime bounds the minimisation of a failing sequence; 0 means
+	// rapid's 30 s.
+	ShrinkTime time.Duration
 
 	// Progress, when set, receives live counts for a progress display.
 	Progress *Progress
@@ -44,6 +47,10 @@ type Params struct {
 	Executions int
 	Ops        int
 	Duration   time.Duration
+
+	// Cycles is crash-recovery's number of kill-and-recover cycles; 0
+	// means procfault.DefaultCycles.
+	Cycles int
 }
 
 // Progress is what a running scenario shows of itself.
@@ -87,7 +94,8 @@ type Scenario struct {
 
 // All returns every scenario, by name.
 func All() []Scenario {
-	list := []Scenario{conformanceScenario(), concurrentScenario()}
+	list := []Scenario{conformanceScenario(), concurrentScenario(), replicaLagScenario(), crashRecoveryScenario(), writerStallScenario()}
+	list = append(list, rqliteScenarios()...)
 	list = withRunStores(list)
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	return list

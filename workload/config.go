@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"context"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,11 @@ const (
 type Config struct {
 	// Clients is how many clients run at once.
 	Clients int
+	// FirstClient numbers the clients from FirstClient on. A client's number
+	// is in its witness tokens ("c<i>-<n>"), its timer fire_at values and its
+	// random stream, so runs in several processes against one store (see
+	// Drive) give each a distinct range. 0 for a run in one process.
+	FirstClient int
 	// Executions is how many executions the clients share: the contention
 	// knob.
 	Executions int
@@ -57,6 +63,13 @@ type Config struct {
 	// Progress, when set, is incremented after every step, for a live
 	// progress display.
 	Progress *atomic.Int64
+	// During, when set, runs alongside the traffic phase (fault injection):
+	// it starts with the clients; its context ends when they stop; Run waits
+	// for it to return, having undone whatever it broke, before the heal
+	// reads. now reads the history's clock (Recorder.Now), so that what it
+	// records lines up with call_ns and return_ns. Its error ends the run
+	// as a harness error. Run only; Drive ignores it.
+	During func(ctx context.Context, now func() int64) error
 	// KeepArtifacts writes the artifacts for every verdict, Ok included, so
 	// that reports can plot a passing run's latency too.
 	KeepArtifacts bool
@@ -124,6 +137,8 @@ func (c Config) normalize() (Config, error) {
 	switch {
 	case c.Clients < 1 || c.Clients > 1000:
 		return c, fmt.Errorf("workload: clients must be 1..1000, got %d", c.Clients)
+	case c.FirstClient < 0 || c.FirstClient+c.Clients > 1000:
+		return c, fmt.Errorf("workload: first client must be 0..%d, got %d", 1000-c.Clients, c.FirstClient)
 	case c.Executions < 1 || c.Executions > 100_000:
 		return c, fmt.Errorf("workload: executions must be 1..100000, got %d", c.Executions)
 	case c.Ops < 0 || c.Ops > MaxOps:

@@ -64,7 +64,7 @@ func (w *worker) ack(ctx context.Context, seqs []int64, ack func(context.Context
 // of them; sometimes it deletes one the previous sweep saw instead, which
 // may have been re-armed since (a stale sweep, which must delete nothing).
 func (w *worker) sweep(ctx context.Context, _ string) error {
-	now := w.rng.Float64() * maxFireAt(w.cfg.Clients)
+	now := w.rng.Float64() * maxFireAt(w.cfg.FirstClient+w.cfg.Clients)
 	octx, cancel := w.op(ctx)
 	due, err := w.c.DueTimers(octx, now)
 	cancel()

@@ -8,13 +8,19 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
 )
+
+// ErrNotStarted marks a run that could not begin (an invalid config, a store
+// that is not empty): nothing was checked.
+var ErrNotStarted = errors.New("workload not started")
+
+// ErrHealFailed marks a store that kept failing the final reads after the
+// traffic, with no faults injected: it no longer serves its data.
+var ErrHealFailed = errors.New("the store failed the final reads")
 
 // Run drives store with cfg's traffic, heals, and checks the history:
 // porcupine per execution and the global checks (see package
@@ -28,7 +34,7 @@ import (
 func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 	cfg, err := cfg.normalize()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrNotStarted, err)
 	}
 	var notes []string
 	if s, ok := store.(model.TraceMaxSetter); ok {
@@ -38,31 +44,23 @@ func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 	}
 	execs := cfg.executionIDs()
 	if err := checkEmpty(ctx, store, execs); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", ErrNotStarted, err)
 	}
 
 	rec := linearizability.NewRecorder(store)
-	var budget atomic.Int64
-	budget.Store(int64(cfg.Ops))
 	start := time.Now()
-	deadline := start.Add(cfg.Duration)
-	errs := make([]error, cfg.Clients)
-	var wg sync.WaitGroup
-	for i := range cfg.Clients {
-		w := newWorker(i, &cfg, rec.Client(), execs)
-		wg.Go(func() { errs[i] = w.run(ctx, &budget, deadline) })
+	wait := during(ctx, cfg, rec)
+	steps, err := drive(ctx, rec, cfg)
+	if derr := wait(); err == nil && derr != nil {
+		err = fmt.Errorf("workload: alongside the traffic: %w", derr)
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
+	if err != nil {
+		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("workload stopped: %w", err)
-	}
-	res := &Result{Notes: notes, Seed: cfg.Seed, Steps: cfg.Ops - int(max(budget.Load(), 0)), TrafficTime: time.Since(start)}
+	res := &Result{Notes: notes, Seed: cfg.Seed, Steps: steps, TrafficTime: time.Since(start)}
 
 	if err := linearizability.Heal(ctx, rec.HealClient(), rec.History()); err != nil {
-		return nil, fmt.Errorf("workload: %w", err)
+		return nil, fmt.Errorf("workload: %w: %w", ErrHealFailed, err)
 	}
 	h := rec.History()
 	h.Meta = cfg.meta()
@@ -148,4 +146,19 @@ func writeArtifacts(ctx context.Context, dir string, h linearizability.History, 
 		written = append(written, path)
 	}
 	return written, nil
+}
+
+// during starts cfg.During, if set, beside the traffic, and returns the
+// function that ends its context and waits for it.
+func during(ctx context.Context, cfg Config, rec *linearizability.Recorder) func() error {
+	if cfg.During == nil {
+		return func() error { return nil }
+	}
+	dctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- cfg.During(dctx, rec.Now) }()
+	return func() error {
+		cancel()
+		return <-done
+	}
 }

@@ -22,7 +22,11 @@ func Open(ctx context.Context, path string, cfg model.Config, opts ...Option) (*
 	for _, o := range opts {
 		o(&set)
 	}
-	if set.mode != Local {
+	switch set.mode {
+	case Local:
+	case Replica:
+		return nil, fmt.Errorf("%s: open %q: replica mode is opened with OpenReplica (URL %s:PATH?primary=URL)", Name, path, ReplicaScheme)
+	default:
 		return nil, fmt.Errorf("%s: open %q: mode %d is not supported (only Local)", Name, path, set.mode)
 	}
 	if err := set.Check(Name); err != nil {

@@ -18,12 +18,12 @@ const (
 	// and writes are local, like SQLite.
 	Local Mode = iota
 
-	// An embedded-replica mode (URL form libsql+replica:PATH?primary=URL)
-	// belongs here: reads from the local replica at PATH, writes to the
-	// sqld primary. It would build its connector with
-	// libsql.NewEmbeddedReplicaConnector(PATH, URL, …) instead of the local
-	// one and wrap it the same way (see initConnector), so that its
-	// connections get the same pragmas. It is not built yet.
+	// Replica is an embedded replica of an sqld primary (URL form
+	// libsql+replica:PATH?primary=URL): reads from the local replica at
+	// PATH, writes in one transaction on the primary. It returns a
+	// different store, so it is opened with OpenReplica or
+	// OpenReplicaCluster (replica.go), not Open, which refuses it.
+	Replica
 )
 
 // settings are everything Open can be told.
@@ -59,7 +59,8 @@ func WithStoreOptions(o sqlstore.Options) Option {
 	return func(s *settings) { s.Store = o }
 }
 
-// WithMode selects where the database lives; only Local exists today.
+// WithMode selects where the database lives; Open supports only Local
+// (see Replica).
 func WithMode(m Mode) Option {
 	return func(s *settings) { s.mode = m }
 }

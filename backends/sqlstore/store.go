@@ -20,6 +20,11 @@ type Options struct {
 	Statements *Statements
 	// Hooks are optional seams for fault injection.
 	Hooks Hooks
+	// SkipSchema opens a store over tables that exist already: New runs no
+	// statement at all. A read-only replica needs it, since creating the
+	// schema there would be a write (an embedded replica would send it to
+	// its primary).
+	SkipSchema bool
 }
 
 // Hooks are called at fixed points of the protocol. A nil hook is skipped.
@@ -45,10 +50,11 @@ var (
 	_ model.TraceMaxSetter = (*Store)(nil)
 )
 
-// New creates the six tables in db if they are missing and returns a store
-// over it. The store owns db: Close closes it. On error db is left open and
-// the error is not prefixed with the store's name, so that the caller can
-// say which database failed to open.
+// New creates the six tables in db if they are missing (unless
+// opt.SkipSchema) and returns a store over it. The store owns db: Close
+// closes it. On error db is left open and the error is not prefixed with
+// the store's name, so that the caller can say which database failed to
+// open.
 func New(ctx context.Context, db *sql.DB, cfg model.Config, opt Options) (*Store, error) {
 	s := &Store{db: db, st: SQLite(), hooks: opt.Hooks, name: opt.Name}
 	if opt.Statements != nil {
@@ -58,6 +64,9 @@ func New(ctx context.Context, db *sql.DB, cfg model.Config, opt Options) (*Store
 		s.name = "sqlstore"
 	}
 	s.traceMax.Store(int64(cfg.TraceMax))
+	if opt.SkipSchema {
+		return s, nil
+	}
 	err := s.inTx(ctx, s.st.BeginWrite, func(c *sql.Conn) error {
 		for _, q := range s.st.Schema {
 			if _, err := c.ExecContext(ctx, q); err != nil {

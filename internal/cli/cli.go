@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/storecheck/storecheck/procfault"
 )
 
 // Exit codes.
@@ -45,6 +47,8 @@ func commands() []command {
 		{"replay", "re-run one run of a summary.json from its seed, backend, scenario and options", replayCommand},
 		{"scenarios", "list the scenarios, one line each", scenariosCommand},
 		{"backends", "list the backend URL forms, one line each", backendsCommand},
+		{"mutants", "run the catalogue of deliberately broken stores; exit 1 if one survives or a correct backend is flagged", mutantsCommand},
+		{procfault.WorkerCommand, "", workerCommand}, // hidden: the process crash-recovery and writer-stall kill and stop
 	}
 }
 
@@ -80,6 +84,9 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: storecheck COMMAND [flags]")
 	fmt.Fprintln(w)
 	for _, c := range commands() {
+		if c.summary == "" {
+			continue // hidden
+		}
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/scenarios"
 )
 
 // run runs one command line in-process.
@@ -133,7 +134,20 @@ func TestSummaryIsValidJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatalf("summary.json: %v", err)
 	}
-	if runs, _ := v["runs"].([]any); len(runs) != 2 {
-		t.Fatalf("want a run per scenario (conformance, concurrent), got %v", v["runs"])
+	applicable := 0
+	for _, sc := range scenarios.All() {
+		if ok, _ := sc.Applies("memory:"); sc.Applies == nil || ok {
+			applicable++
+		}
+	}
+	runs, _ := v["runs"].([]any)
+	if applicable < 2 || len(runs) != applicable {
+		t.Fatalf("want a run per scenario that applies to memory: (%d), got %d: %v", applicable, len(runs), v["runs"])
+	}
+	// A scenario asked for by name that does not apply is listed NOT RUN, with the reason.
+	code, _, stderr = run(t, "run", "--backend", "memory:", "--scenario", "lease-stall", "--seed", "3", "--out", out)
+	sum, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
+	if err != nil || code != ExitUsage || len(sum.Runs) != 1 || sum.Runs[0].Verdict != reports.NotRun || !strings.Contains(sum.Runs[0].Reason, "does not apply") || !strings.Contains(stderr, "NOT RUN") {
+		t.Fatalf("a named scenario that does not apply: exit %d, %v, %+v: %s", code, err, sum, stderr)
 	}
 }

@@ -36,10 +36,19 @@ func announceSeed(e *env, o outputFlags, seed uint64) {
 	}
 }
 
+// notRunPolicy says what a NOT RUN run does to the exit code.
+type notRunPolicy int
+
+const (
+	notRunPasses  notRunPolicy = iota // qualify without --fail-on-not-run: shown, exit unaffected
+	notRunFails                       // qualify --fail-on-not-run: exit 1
+	notRunIsError                     // run, replay: the run asked for could not happen; exit 2
+)
+
 // execute runs the plan, writes summary.json and the reports rendered from
 // it, prints the outcome and returns the exit code. An interrupted run still
 // writes its summary, with the runs it could not finish marked INTERRUPTED.
-func execute(ctx context.Context, e *env, plan runner.Plan, o outputFlags, failOnNotRun bool, command string) (int, error) {
+func execute(ctx context.Context, e *env, plan runner.Plan, o outputFlags, policy notRunPolicy, command string) (int, error) {
 	mode := chooseProgress(e.stderr, o.quiet || o.json)
 	started := time.Now().UTC()
 	sum := runner.Execute(ctx, plan, newProgress(e.stderr, mode))
@@ -69,7 +78,15 @@ func execute(ctx context.Context, e *env, plan runner.Plan, o outputFlags, failO
 		fmt.Fprintln(e.stderr, "storecheck: interrupted; the summary marks the unfinished runs INTERRUPTED")
 		return ExitInterrupted, nil
 	}
-	return sum.ExitCode(failOnNotRun), nil
+	code := sum.ExitCode(policy == notRunFails)
+	if policy == notRunIsError && code == ExitOK {
+		for _, r := range sum.Runs {
+			if r.Verdict == reports.NotRun {
+				return ExitUsage, fmt.Errorf("%s on %s: NOT RUN: %s", r.Scenario, r.Backend, r.Reason)
+			}
+		}
+	}
+	return code, nil
 }
 
 // renderReports writes index.html, summary.md and junit.xml beside

@@ -57,7 +57,11 @@ func qualifyCommand(ctx context.Context, e *env, args []string) (int, error) {
 		Backends: urls, Scenarios: scs, Out: out.dir, Options: k.options(), Params: k.params(s), OnlyApplicable: onlyApplicable,
 		Reproduce: func(backend, scenario string) string { return k.reproduce(s, backend, scenario) },
 	}
-	return execute(ctx, e, plan, out, failOnNotRun, command)
+	policy := notRunPasses
+	if failOnNotRun {
+		policy = notRunFails
+	}
+	return execute(ctx, e, plan, out, policy, command)
 }
 
 // splitBackendList splits comma-separated backend URLs. A URL may itself hold

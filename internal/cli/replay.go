@@ -70,7 +70,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 		Options: k.options(), Params: k.params(r.Seed),
 		Reproduce: func(b, s string) string { return k.reproduce(r.Seed, b, s) },
 	}
-	return execute(ctx, e, plan, out, false, "storecheck replay "+strings.Join(args, " "))
+	return execute(ctx, e, plan, out, notRunIsError, "storecheck replay "+strings.Join(args, " "))
 }
 
 func pickRun(sum *reports.Summary, index int, scenario, backend string) (reports.Run, error) {

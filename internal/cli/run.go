@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/backends"
+	"github.com/storecheck/storecheck/backends/adapter"
 	"github.com/storecheck/storecheck/internal/runner"
 	"github.com/storecheck/storecheck/scenarios"
 )
@@ -113,6 +114,7 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 	var (
 		k       knobs
 		urls    stringList
+		cmds    stringList
 		names   = stringList{split: true}
 		seed    seedFlag
 		out     outputFlags
@@ -120,6 +122,7 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 		command = "storecheck run " + strings.Join(args, " ")
 	)
 	fs.Var(&urls, "backend", "backend URL, repeatable (default: memory:, and sqlite: and libsql: files in DIR/db); see 'storecheck backends'")
+	fs.Var(&cmds, "adapter", "command line of an out-of-process store, repeatable; the same as --backend 'exec:COMMAND' (docs/ADAPTER.md)")
 	fs.Var(&names, "scenario", "scenario name(s), repeatable or comma-separated (default: every scenario); see 'storecheck scenarios'")
 	fs.Var(&seed, "seed", "seed for every random choice (default: a fresh one, printed)")
 	k.register(fs)
@@ -138,6 +141,9 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 		return ExitUsage, err
 	}
 	backendURLs := urls.values
+	for _, c := range cmds.values {
+		backendURLs = append(backendURLs, adapter.Scheme+":"+c)
+	}
 	if len(backendURLs) == 0 {
 		if backendURLs, err = embeddedDefault(out.dir); err != nil {
 			return ExitUsage, err
@@ -152,7 +158,7 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 		Backends: backendURLs, Scenarios: scs, Out: out.dir, Options: k.options(), Params: k.params(s), OnlyApplicable: onlyApplicable,
 		Reproduce: func(backend, scenario string) string { return k.reproduce(s, backend, scenario) },
 	}
-	return execute(ctx, e, plan, out, false, command)
+	return execute(ctx, e, plan, out, notRunIsError, command)
 }
 
 // lookupScenarios resolves names; none means every scenario that applies to

@@ -1,0 +1,206 @@
+package lagsim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/storecheck/storecheck/backends/replica"
+	"github.com/storecheck/storecheck/backends/sqlite"
+	"github.com/storecheck/storecheck/backends/sqlstore"
+	"github.com/storecheck/storecheck/model"
+)
+
+// Cluster is one simulated primary and the replicas opened on it.
+type Cluster struct {
+	path    string
+	opt     Options
+	cfg     model.Config
+	primary *sqlstore.Store
+	dir     string      // the replicas' folder, removed on Close
+	down    atomic.Bool // the primary is "killed"
+	// writes counts the writes that ended on the primary, however they
+	// ended, so that a refresh with nothing new to copy is skipped.
+	writes atomic.Int64
+
+	mu      sync.Mutex
+	members map[string]*member
+	closed  bool
+}
+
+// member is one client's replica and its link to the primary.
+type member struct {
+	store *replica.Store
+	cut   atomic.Bool
+}
+
+// OpenCluster opens (creating if needed) the primary at path, with the
+// seed's six tables; replicas are added with NewReplica.
+func OpenCluster(ctx context.Context, path string, cfg model.Config, opt Options) (*Cluster, error) {
+	if err := opt.Schedule(0).Check(); err != nil {
+		return nil, fmt.Errorf("%s: %w", Scheme, err)
+	}
+	primary, err := sqlite.Open(ctx, path, cfg, sqlite.WithStoreOptions(sqlstore.Options{Name: Scheme + " primary"}))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Scheme, err)
+	}
+	dir, err := os.MkdirTemp("", "storecheck-lagsim-*")
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("%s: replica folder: %w", Scheme, err), primary.Close())
+	}
+	return &Cluster{path: path, opt: opt, cfg: cfg, primary: primary, dir: dir, members: map[string]*member{}}, nil
+}
+
+// Options returns the cluster's options.
+func (c *Cluster) Options() Options { return c.opt }
+
+// Primary returns the primary as a store of its own: linearizable reads
+// for the heal, and the authoritative tables. The cluster owns it.
+func (c *Cluster) Primary() model.Store { return primaryHandle{c.primary, c} }
+
+// wrote counts one write that ended on the primary.
+func (c *Cluster) wrote() { c.writes.Add(1) }
+
+// NewReplica opens a client: a replica file of its own, refreshed on the
+// schedule of the given stream, with writes to the primary through a link
+// that Cut can break.
+func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*replica.Store, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, fmt.Errorf("%s: replica %s: the cluster is closed", Scheme, name)
+	}
+	if _, dup := c.members[name]; dup || name == "" || filepath.Base(name) != name {
+		return nil, fmt.Errorf("%s: replica name %q is empty, not a plain file name, or taken", Scheme, name)
+	}
+	path := filepath.Join(c.dir, name+".db")
+	reader, err := sqlite.Open(ctx, path, c.cfg, sqlite.WithStoreOptions(sqlstore.Options{Name: Scheme + " replica " + name}))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Scheme, err)
+	}
+	m := &member{}
+	primary := c.primary
+	if c.opt.Mutant == MutantCASOnReplica {
+		if primary, err = casOnReplica(ctx, c.primary, reader, c.cfg); err != nil {
+			return nil, errors.Join(fmt.Errorf("%s: %w", Scheme, err), reader.Close())
+		}
+	}
+	gate := func() error { return c.reachable(name, m) }
+	st, err := replica.New(ctx, replica.Config{
+		Name:           Scheme,
+		Replica:        name,
+		Primary:        &link{inner: primary, gate: gate, wrote: c.wrote},
+		Reader:         reader,
+		Sync:           c.syncer(reader, gate),
+		Schedule:       c.opt.Schedule(stream),
+		ReadYourWrites: c.opt.ReadYourWrites,
+		Closers:        []func() error{func() error { return c.forget(name, path) }},
+	})
+	if err != nil {
+		return nil, errors.Join(err, reader.Close(), os.Remove(path))
+	}
+	m.store = st
+	c.members[name] = m
+	return st, nil
+}
+
+// syncer returns one replica's sync: a refresh from the primary through
+// the replica's gate, skipped when no write has ended on the primary since
+// the last refresh began (a write counted before a copy began had
+// committed before it began, so the copy holds it).
+func (c *Cluster) syncer(reader *sqlstore.Store, gate func() error) func(context.Context) error {
+	copied := int64(-1) // the count when the last copy began; syncs of a replica are serialised
+	return func(ctx context.Context) error {
+		if err := gate(); err != nil {
+			return err
+		}
+		n := c.writes.Load()
+		if n == copied {
+			return nil
+		}
+		if err := refresh(ctx, reader.DB(), c.path); err != nil {
+			return err
+		}
+		copied = n
+		return nil
+	}
+}
+
+// reachable is the link's state: nil when the client reaches the primary.
+func (c *Cluster) reachable(name string, m *member) error {
+	switch {
+	case c.down.Load():
+		return fmt.Errorf("primary is down (simulated kill): %w", errUnreachable)
+	case m.cut.Load():
+		return fmt.Errorf("replica %s is cut from the primary (simulated): %w", name, errUnreachable)
+	}
+	return nil
+}
+
+// forget removes a closed replica's files and its entry.
+func (c *Cluster) forget(name, path string) error {
+	c.mu.Lock()
+	delete(c.members, name)
+	c.mu.Unlock()
+	var errs []error
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// StopPrimary makes the primary unreachable: the simulated kill.
+func (c *Cluster) StopPrimary() { c.down.Store(true) }
+
+// StartPrimary makes it reachable again: the simulated restart. Nothing
+// committed was lost; the file is the same.
+func (c *Cluster) StartPrimary() { c.down.Store(false) }
+
+// Cut breaks one client's link to the primary: its writes and refreshes
+// fail, its reads go on from its replica.
+func (c *Cluster) Cut(name string) error { return c.setCut(name, true) }
+
+// Heal restores one client's link.
+func (c *Cluster) Heal(name string) error { return c.setCut(name, false) }
+
+func (c *Cluster) setCut(name string, cut bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.members[name]
+	if !ok {
+		return fmt.Errorf("%s: no replica %q", Scheme, name)
+	}
+	m.cut.Store(cut)
+	return nil
+}
+
+// Close closes every replica still open, then the primary, and removes the
+// replicas' folder. The primary's file stays.
+func (c *Cluster) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	open := make([]*replica.Store, 0, len(c.members))
+	for _, m := range c.members {
+		open = append(open, m.store)
+	}
+	c.mu.Unlock()
+	var errs []error
+	for _, s := range open {
+		errs = append(errs, s.Close())
+	}
+	errs = append(errs, c.primary.Close())
+	if err := os.RemoveAll(c.dir); err != nil {
+		errs = append(errs, fmt.Errorf("%s: remove %s: %w", Scheme, c.dir, err))
+	}
+	return errors.Join(errs...)
+}

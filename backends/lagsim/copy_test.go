@@ -1,0 +1,89 @@
+package lagsim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/storecheck/storecheck/backends/sqlite"
+	"github.com/storecheck/storecheck/model"
+)
+
+// TestRefreshIsOneSnapshot refreshes a replica while writers commit on the
+// primary, each commit bumping the execution and emitting one event in one
+// transaction. Every refreshed replica must hold as many outbox rows as
+// the execution's version: a mix of two snapshots would not.
+func TestRefreshIsOneSnapshot(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	primaryPath := filepath.Join(dir, "primary.db")
+	primary, err := sqlite.Open(ctx, primaryPath, model.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { primary.Close() })
+	replica, err := sqlite.Open(ctx, filepath.Join(dir, "replica.db"), model.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { replica.Close() })
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() { commitLoop(ctx, t, primary, w, stop) })
+	}
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	checked := 0
+	for ; time.Now().Before(deadline) && checked < 300; checked++ {
+		if err := refresh(ctx, replica.DB(), primaryPath); err != nil {
+			t.Fatal(err)
+		}
+		d, err := replica.Dump(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var version int64
+		for _, e := range d.Executions {
+			version = e.Version
+		}
+		if int64(len(d.Outbox)) != version {
+			t.Fatalf("refresh %d: version %d but %d outbox rows: the replica mixes two snapshots", checked, version, len(d.Outbox))
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if checked < 5 {
+		t.Fatalf("only %d refreshes checked", checked)
+	}
+}
+
+// commitLoop commits on execution "e" from the version it loads, with one
+// emit per commit, until stop.
+func commitLoop(ctx context.Context, t *testing.T, s model.Store, w int, stop <-chan struct{}) {
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		exe, err := s.Load(ctx, "e")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if exe == nil {
+			exe = &model.Execution{ID: "e", DefinitionID: "d", Status: "running"}
+		}
+		ev := model.Event{ID: fmt.Sprintf("w%d-%d", w, n), Name: "tick", Data: json.RawMessage(`{}`)}
+		err = s.Commit(ctx, exe, model.Batch{Emits: []model.Emit{{Event: ev}}})
+		if _, ok := model.AsConflict(err); err != nil && !ok {
+			t.Error(err)
+			return
+		}
+	}
+}

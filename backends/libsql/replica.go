@@ -1,0 +1,317 @@
+//go:build cgo
+
+package libsql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	golibsql "github.com/tursodatabase/go-libsql"
+
+	"github.com/storecheck/storecheck/backends/libsql/sqld"
+	"github.com/storecheck/storecheck/backends/replica"
+	"github.com/storecheck/storecheck/backends/sqlstore"
+	"github.com/storecheck/storecheck/model"
+)
+
+// ReplicaCluster is an sqld primary and the go-libsql embedded replicas
+// opened on it. Every client has a replica file and a link to the primary
+// of its own — a loopback proxy, which a fault can cut — and commits over
+// a remote (Hrana) connection through that link, in one transaction on the
+// primary, so that the compare-and-swap is decided there.
+type ReplicaCluster struct {
+	target   ReplicaTarget
+	cfg      model.Config
+	opt      ClusterOptions
+	token    string
+	url      string          // the primary's address
+	primary  *sqlstore.Store // a direct connection: heal reads, reset
+	dir      string          // replica files; removed on Close
+	iptables bool            // cut links with iptables rather than in-process
+
+	mu      sync.Mutex
+	members map[string]*replicaMember
+	closed  bool
+}
+
+// replicaMember is one client's replica store and link.
+type replicaMember struct {
+	store *replica.Store
+	proxy *sqld.Proxy    // nil when the primary is not plain http
+	drop  *sqld.DropRule // nil without a proxy
+}
+
+// ClusterOptions say which primary a ReplicaCluster syncs from, and how.
+type ClusterOptions struct {
+	// Primary is a running primary's address. Server, when set, is a
+	// primary storecheck started (its URL wins); the cluster can kill and
+	// restart it, and does not close it.
+	Primary string
+	Server  sqld.Server
+	// Interval is the replicas' mean sync interval; Seed seeds their
+	// jitter.
+	Interval time.Duration
+	Seed     uint64
+}
+
+// OpenReplicaCluster connects to the primary, creates the six tables
+// there, empties them, and makes a folder for the replica files next to
+// t.Path.
+func OpenReplicaCluster(ctx context.Context, t ReplicaTarget, cfg model.Config, opt ClusterOptions) (*ReplicaCluster, error) {
+	c := &ReplicaCluster{target: t, cfg: cfg, opt: opt, token: t.Token(), url: opt.Primary, members: map[string]*replicaMember{}}
+	if opt.Server != nil {
+		c.url = opt.Server.URL()
+	}
+	if c.url == "" {
+		return nil, fmt.Errorf("%s: no primary to connect to", ReplicaScheme)
+	}
+	c.iptables = sqld.IptablesAvailable() == nil
+	primary, err := c.openRemote(ctx, c.url, "primary")
+	if err != nil {
+		return nil, err
+	}
+	if err := primary.Reset(ctx); err != nil {
+		return nil, errors.Join(c.scrub(fmt.Errorf("%s: empty the primary: %w", ReplicaScheme, err)), primary.Close())
+	}
+	dir, err := os.MkdirTemp(filepath.Dir(t.Path), ".storecheck-replicas-*")
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("%s: replica folder: %w", ReplicaScheme, err), primary.Close())
+	}
+	c.primary, c.dir = primary, dir
+	return c, nil
+}
+
+// scrub keeps the token out of an error.
+func (c *ReplicaCluster) scrub(err error) error { return scrub(err, c.token) }
+
+// openRemote opens a store over a remote connection to base, the token
+// passed as go-libsql expects it (a DSN parameter that never leaves this
+// function; every error is scrubbed of it).
+func (c *ReplicaCluster) openRemote(ctx context.Context, base, name string) (*sqlstore.Store, error) {
+	dsn := base
+	if c.token != "" {
+		dsn += "?authToken=" + url.QueryEscape(c.token)
+	}
+	conn, err := newInitConnector(dsn, nil)
+	if err != nil {
+		return nil, c.scrub(fmt.Errorf("%s: connect to the %s: %w", ReplicaScheme, name, sqlstore.OneLine(err)))
+	}
+	db := sql.OpenDB(conn)
+	s, err := sqlstore.New(ctx, db, c.cfg, sqlstore.Options{Name: ReplicaScheme + " " + name})
+	if err != nil {
+		return nil, errors.Join(c.scrub(fmt.Errorf("%s: open the %s: %w", ReplicaScheme, name, sqlstore.OneLine(err))), db.Close())
+	}
+	return s, nil
+}
+
+// Primary returns the primary over a direct connection, for the heal's
+// reads. The cluster owns it.
+func (c *ReplicaCluster) Primary() model.Store { return unclosable{c.primary} }
+
+// NewReplica opens one client: an embedded replica in the cluster's
+// folder, syncing on the schedule of the given stream.
+func (c *ReplicaCluster) NewReplica(ctx context.Context, name string, stream uint64) (*replica.Store, error) {
+	if name == "" || filepath.Base(name) != name {
+		return nil, fmt.Errorf("%s: replica name %q is not a plain file name", ReplicaScheme, name)
+	}
+	return c.newReplicaAt(ctx, name, stream, filepath.Join(c.dir, name+".db"))
+}
+
+// newReplicaAt opens a client whose replica file is path.
+func (c *ReplicaCluster) newReplicaAt(ctx context.Context, name string, stream uint64, path string) (_ *replica.Store, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, fmt.Errorf("%s: replica %s: the cluster is closed", ReplicaScheme, name)
+	}
+	if _, dup := c.members[name]; dup {
+		return nil, fmt.Errorf("%s: replica %s exists", ReplicaScheme, name)
+	}
+	m := &replicaMember{}
+	var closers []func() error
+	defer func() {
+		if err != nil {
+			for i := len(closers) - 1; i >= 0; i-- {
+				err = errors.Join(err, closers[i]())
+			}
+		}
+	}()
+	via := c.url
+	if u, perr := url.Parse(c.url); perr == nil && u.Scheme == "http" {
+		if m.proxy, err = sqld.NewProxy(hostPort(u)); err != nil {
+			return nil, err
+		}
+		m.drop = sqld.NewDropRule(m.proxy.Port())
+		closers = append(closers, m.proxy.Close, func() error { return m.drop.Remove(context.Background()) })
+		via = "http://" + m.proxy.Addr()
+	}
+	remote, err := c.openRemote(ctx, via, "primary (via "+name+")")
+	if err != nil {
+		return nil, err
+	}
+	closers = append(closers, remote.Close)
+	reader, sync, err := c.openEmbedded(ctx, name, path, via)
+	if err != nil {
+		return nil, err
+	}
+	st, err := replica.New(ctx, replica.Config{
+		Name: ReplicaScheme, Replica: name, Primary: remote, Reader: reader, Sync: sync,
+		Schedule:       c.target.Schedule(c.opt.Interval, c.opt.Seed, stream),
+		ReadYourWrites: c.target.ReadYourWrites,
+		Closers:        append(closers, func() error { return c.forget(name, path) }),
+	})
+	if err != nil {
+		return nil, errors.Join(c.scrub(err), reader.Close())
+	}
+	closers = nil // the store owns them now
+	m.store = st
+	c.members[name] = m
+	return st, nil
+}
+
+// openEmbedded opens go-libsql's embedded replica at path, syncing from
+// via, and a store reading it. Its syncs are storecheck's (Connector.Sync
+// on the replica's schedule), not go-libsql's own WithSyncInterval loop,
+// which cannot be paused for a stall and prints its errors to stdout.
+func (c *ReplicaCluster) openEmbedded(ctx context.Context, name, path, via string) (*sqlstore.Store, func(context.Context) error, error) {
+	opts := []golibsql.Option{golibsql.WithReadYourWrites(c.target.ReadYourWrites)}
+	if c.token != "" {
+		opts = append(opts, golibsql.WithAuthToken(c.token))
+	}
+	conn, err := golibsql.NewEmbeddedReplicaConnector(path, via, opts...)
+	if err != nil {
+		return nil, nil, c.scrub(fmt.Errorf("%s: replica %s: %w", ReplicaScheme, name, sqlstore.OneLine(err)))
+	}
+	db := sql.OpenDB(conn) // closing db closes the connector
+	reader, err := sqlstore.New(ctx, db, c.cfg, sqlstore.Options{Name: ReplicaScheme + " replica " + name, SkipSchema: true})
+	if err != nil {
+		return nil, nil, errors.Join(c.scrub(err), db.Close())
+	}
+	sync := func(context.Context) error {
+		_, err := conn.Sync()
+		return c.scrub(sqlstore.OneLine(err))
+	}
+	return reader, sync, nil
+}
+
+// hostPort is u's host with its port, the scheme's default if none.
+func hostPort(u *url.URL) string {
+	if u.Port() != "" {
+		return u.Host
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
+}
+
+// forget removes a closed replica's files and entry.
+func (c *ReplicaCluster) forget(name, path string) error {
+	c.mu.Lock()
+	delete(c.members, name)
+	c.mu.Unlock()
+	var errs []error
+	for _, suffix := range []string{"", "-wal", "-shm", "-info", "-client_wal_index"} {
+		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// member finds a client by name.
+func (c *ReplicaCluster) member(name string) (*replicaMember, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	m, ok := c.members[name]
+	if !ok {
+		return nil, fmt.Errorf("%s: no replica %q", ReplicaScheme, name)
+	}
+	return m, nil
+}
+
+// CutReplica cuts one client from the primary: an iptables DROP rule on
+// its link's port where root and iptables allow, else its proxy drops
+// every connection.
+func (c *ReplicaCluster) CutReplica(ctx context.Context, name string) error {
+	m, err := c.member(name)
+	if err != nil {
+		return err
+	}
+	if m.proxy == nil {
+		return fmt.Errorf("%s: replica %s has no link of its own to cut (the primary is not plain http)", ReplicaScheme, name)
+	}
+	if c.iptables {
+		return m.drop.Add(ctx)
+	}
+	m.proxy.Cut()
+	return nil
+}
+
+// HealReplica restores one client's link.
+func (c *ReplicaCluster) HealReplica(ctx context.Context, name string) error {
+	m, err := c.member(name)
+	if err != nil {
+		return err
+	}
+	if m.proxy == nil {
+		return nil
+	}
+	m.proxy.Heal()
+	return m.drop.Remove(ctx)
+}
+
+// KillPrimary kills the primary storecheck started.
+func (c *ReplicaCluster) KillPrimary(ctx context.Context) error {
+	if c.opt.Server == nil {
+		return fmt.Errorf("%s: the primary was given by URL; storecheck kills only what it started", ReplicaScheme)
+	}
+	return c.opt.Server.Kill(ctx)
+}
+
+// RestartPrimary starts it again on the same data and address.
+func (c *ReplicaCluster) RestartPrimary(ctx context.Context) error {
+	if c.opt.Server == nil {
+		return fmt.Errorf("%s: the primary was given by URL; storecheck restarts only what it started", ReplicaScheme)
+	}
+	return c.opt.Server.Restart(ctx)
+}
+
+// Close closes every client still open (removing its files, proxy and
+// rule), the direct connection and the replicas' folder. A server passed
+// in ClusterOptions stays up.
+func (c *ReplicaCluster) Close() error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	open := make([]*replica.Store, 0, len(c.members))
+	for _, m := range c.members {
+		open = append(open, m.store)
+	}
+	c.mu.Unlock()
+	var errs []error
+	for _, s := range open {
+		errs = append(errs, s.Close())
+	}
+	errs = append(errs, c.primary.Close())
+	if err := os.RemoveAll(c.dir); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c.scrub(fmt.Errorf("%s: close: %w", ReplicaScheme, err))
+	}
+	return nil
+}
+
+// unclosable is the primary handed out by Primary: Close is the cluster's.
+type unclosable struct{ *sqlstore.Store }
+
+func (unclosable) Close() error { return nil }

@@ -1,0 +1,135 @@
+//go:build cgo
+
+package libsql
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storecheck/storecheck/backends/libsql/sqld"
+	"github.com/storecheck/storecheck/model"
+)
+
+func TestParseReplicaURL(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "r.db")
+	got, err := ParseReplicaURL(p + "?primary=http://127.0.0.1:8080&sync_interval=200ms&jitter=0.2&read_your_writes=false&token_env=MY_TOKEN&sqld=/opt/sqld&image=img:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := ReplicaTarget{Path: p, Primary: "http://127.0.0.1:8080", SyncInterval: 200 * time.Millisecond, Jitter: 0.2,
+		TokenEnv: "MY_TOKEN", SQLD: "/opt/sqld", Image: "img:1"}
+	if got != want {
+		t.Errorf("parsed %+v, want %+v", got, want)
+	}
+	if d, _ := ParseReplicaURL(p); !d.ReadYourWrites || d.SyncInterval != 0 || d.Primary != "" {
+		t.Errorf("defaults %+v: want read-your-writes, sync before every read, a primary started by storecheck", d)
+	}
+	const secret = "s3cr3t-value"
+	for _, bad := range []string{
+		"", ":memory:", filepath.Join(dir, "no", "r.db"), p + "?sync_interval=-1s", p + "?sync_interval=2m",
+		p + "?primary=ftp://h", p + "?primary=nohost", p + "?read_your_writes=maybe", p + "?colour=red",
+		p + "?primary=http://u:" + secret + "@h:1", p + "?primary=http://h:1/?authToken=" + secret,
+		p + "?authToken=" + secret, p + "?auth_token=" + secret, p + "?password=" + secret, p + "?token_env=",
+	} {
+		err := ValidateReplica(bad)
+		if err == nil {
+			t.Errorf("ValidateReplica(%q) accepted it", bad)
+			continue
+		}
+		if strings.Contains(err.Error(), secret) {
+			t.Errorf("the error for %q repeats the secret: %v", bad, err)
+		}
+	}
+}
+
+func TestTokenFromEnvironment(t *testing.T) {
+	t.Setenv("LIBSQL_AUTH_TOKEN", "")
+	t.Setenv("SQLD_AUTH_TOKEN", "second")
+	if got := (ReplicaTarget{}).Token(); got != "second" {
+		t.Errorf("default token %q, want SQLD_AUTH_TOKEN's", got)
+	}
+	t.Setenv("LIBSQL_AUTH_TOKEN", "first")
+	if got := (ReplicaTarget{}).Token(); got != "first" {
+		t.Errorf("default token %q, want LIBSQL_AUTH_TOKEN's", got)
+	}
+	t.Setenv("MINE", "mine")
+	if got := (ReplicaTarget{TokenEnv: "MINE"}).Token(); got != "mine" {
+		t.Errorf("token_env token %q", got)
+	}
+}
+
+func TestScrub(t *testing.T) {
+	inner := fmt.Errorf("dial http://h?authToken=tok123: %w", model.ErrNotApplied)
+	err := scrub(fmt.Errorf("open: %w", inner), "tok123")
+	if strings.Contains(err.Error(), "tok123") || !strings.Contains(err.Error(), "REDACTED") || !errors.Is(err, model.ErrNotApplied) {
+		t.Errorf("scrubbed: %v (is not-applied: %v)", err, errors.Is(err, model.ErrNotApplied))
+	}
+	if scrub(nil, "x") != nil || scrub(inner, "") != inner {
+		t.Errorf("scrub changed what it had nothing to scrub")
+	}
+}
+
+func TestOpenRefusesReplicaMode(t *testing.T) {
+	_, err := Open(context.Background(), filepath.Join(t.TempDir(), "x.db"), model.DefaultConfig(), WithMode(Replica))
+	if err == nil || !strings.Contains(err.Error(), "OpenReplica") {
+		t.Errorf("Open in replica mode: %v", err)
+	}
+}
+
+// TestEmbeddedReplicaOnSqld is the seed's obligation on real embedded
+// replicas: a client that loaded a stale version from its replica gets a
+// StoreConflict whose Found is the primary's version. It needs sqld (a
+// binary or the image) and is NOT RUN without one.
+func TestEmbeddedReplicaOnSqld(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	target, err := ParseReplicaURL(filepath.Join(dir, "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, stop, err := StartPrimary(ctx, target)
+	if errors.Is(err, sqld.ErrUnavailable) {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	c, err := OpenReplicaCluster(ctx, target, model.DefaultConfig(), ClusterOptions{Server: server, Interval: time.Hour / 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	r0, err := c.NewReplica(ctx, "r0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, err := c.NewReplica(ctx, "r1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := range int64(3) {
+		if err := r0.Commit(ctx, &model.Execution{ID: "e", DefinitionID: "d", Version: v, Status: "running"}, model.Batch{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, err := r0.Load(ctx, "e"); err != nil || got == nil || got.Version != 3 {
+		t.Fatalf("read-your-writes: r0 loads %+v, %v; want version 3", got, err)
+	}
+	stale := &model.Execution{ID: "e", DefinitionID: "d", Version: 0, Status: "running"}
+	err = r1.Commit(ctx, stale, model.Batch{})
+	conflict, ok := model.AsConflict(err)
+	if !ok || conflict.Found == nil || *conflict.Found != 3 {
+		t.Fatalf("a commit from r1's stale view: %v; want a conflict finding the primary's version 3", err)
+	}
+}

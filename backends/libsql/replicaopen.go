@@ -1,0 +1,63 @@
+//go:build cgo
+
+package libsql
+
+import (
+	"context"
+	"errors"
+
+	"github.com/storecheck/storecheck/backends/replica"
+	"github.com/storecheck/storecheck/model"
+)
+
+// ReplicaStore is a libsql+replica URL opened on its own: one client,
+// replica "r0" at the URL's path, and what it started.
+type ReplicaStore struct {
+	*replica.Store
+	cluster *ReplicaCluster
+	stop    func() error // the sqld it started, if any
+}
+
+// Cluster returns the cluster the store owns.
+func (s *ReplicaStore) Cluster() *ReplicaCluster { return s.cluster }
+
+// Close closes the replica and the cluster, then stops the sqld it started.
+func (s *ReplicaStore) Close() error {
+	err := errors.Join(s.Store.Close(), s.cluster.Close())
+	if s.stop != nil {
+		err = errors.Join(err, s.stop())
+	}
+	return err
+}
+
+// OpenReplica opens the libsql+replica URL rest as one client: loads from
+// an embedded replica at the URL's path, commits on the primary. Without
+// primary= it starts sqld (see StartPrimary) and stops it on Close.
+func OpenReplica(ctx context.Context, rest string, cfg model.Config) (model.Store, error) {
+	t, err := ParseReplicaURL(rest)
+	if err != nil {
+		return nil, err
+	}
+	opt := ClusterOptions{Primary: t.Primary, Interval: t.SyncInterval, Seed: 1}
+	var stop func() error
+	if t.Primary == "" {
+		if opt.Server, stop, err = StartPrimary(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	fail := func(err error) (model.Store, error) {
+		if stop != nil {
+			err = errors.Join(err, stop())
+		}
+		return nil, err
+	}
+	c, err := OpenReplicaCluster(ctx, t, cfg, opt)
+	if err != nil {
+		return fail(err)
+	}
+	r, err := c.newReplicaAt(ctx, "r0", 0, t.Path)
+	if err != nil {
+		return fail(errors.Join(err, c.Close()))
+	}
+	return &ReplicaStore{Store: r, cluster: c, stop: stop}, nil
+}

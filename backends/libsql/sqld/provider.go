@@ -1,0 +1,96 @@
+package sqld
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// DefaultImage is the official libsql-server image.
+const DefaultImage = "ghcr.io/tursodatabase/libsql-server:latest"
+
+// StartTimeout bounds how long a primary may take to answer /health.
+const StartTimeout = 60 * time.Second
+
+// Server is a running primary that a Provider started.
+type Server interface {
+	// URL is the primary's HTTP address, http://127.0.0.1:PORT.
+	URL() string
+	// Kill stops the primary abruptly (SIGKILL).
+	Kill(ctx context.Context) error
+	// Restart starts a killed primary again on the same data and address
+	// and waits until it is healthy.
+	Restart(ctx context.Context) error
+	// Close stops the primary and removes everything it started.
+	Close() error
+}
+
+// Provider starts primaries.
+type Provider interface {
+	// Name says what the provider runs, e.g. "sqld process (/usr/bin/sqld)".
+	Name() string
+	// Start starts a primary whose data lives in dir (a process) or in the
+	// container.
+	Start(ctx context.Context, dir string) (Server, error)
+}
+
+// ErrUnavailable marks a provider that cannot run on this machine; its
+// message is the NOT RUN reason.
+var ErrUnavailable = errors.New("no sqld here")
+
+// Find returns the first provider that can run here: the sqld binary
+// (bin, else $SQLD, else PATH), then the image (image, else DefaultImage)
+// if it is on this machine. When neither can, the error wraps
+// ErrUnavailable and says why each could not.
+func Find(ctx context.Context, bin, image string) (Provider, error) {
+	p, perr := NewProcess(bin)
+	if perr == nil {
+		return p, nil
+	}
+	c, cerr := NewContainer(ctx, image)
+	if cerr == nil {
+		return c, nil
+	}
+	return nil, fmt.Errorf("%w: %v; %v; the tursodb npm server cannot stand in (it does not speak sqld's replication protocol)", ErrUnavailable, perr, cerr)
+}
+
+// freePort returns a loopback port nobody listens on now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitHealthy polls GET url/health until it answers 200, alive reports
+// the server gone, or the timeout passes.
+func waitHealthy(ctx context.Context, url string, alive func() error) error {
+	ctx, cancel := context.WithTimeout(ctx, StartTimeout)
+	defer cancel()
+	client := &http.Client{Timeout: time.Second}
+	for {
+		if err := alive(); err != nil {
+			return err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
+		if err != nil {
+			return fmt.Errorf("health check: %w", err)
+		}
+		if resp, err := client.Do(req); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%s/health did not answer 200 within %v: %w", url, StartTimeout, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}

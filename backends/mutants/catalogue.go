@@ -1,0 +1,126 @@
+package mutants
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/storecheck/storecheck/backends/mutants/guarded"
+	"github.com/storecheck/storecheck/backends/sqlstore"
+	"github.com/storecheck/storecheck/model"
+)
+
+// Mutant is one entry of the catalogue.
+type Mutant struct {
+	// Name is what mutant:NAME opens.
+	Name string
+	// Breaks says in one sentence which clause of the contract the mutant
+	// breaks; for the correct twin, what it is.
+	Breaks string
+	// Correct marks an entry that is not a mutant and must pass everything.
+	Correct bool
+
+	// statements swaps SQL of sqlstore.SQLite(); nil keeps the seed's.
+	statements func(st *sqlstore.Statements)
+	// wrap builds the store around the opened SQLite store; nil uses it
+	// as it is.
+	wrap func(ctx context.Context, b *base, cfg model.Config) (model.Store, error)
+}
+
+// Catalogue returns every entry, mutants first in a fixed order, then the
+// correct twin.
+func Catalogue() []Mutant {
+	return []Mutant{
+		{
+			Name:       "blind-write",
+			Breaks:     "commit's compare-and-swap: the UPDATE lost its `AND version = ?`, so a commit from a stale version overwrites the row instead of failing with StoreConflict (a lost update).",
+			statements: blindWrite,
+		},
+		{
+			Name:   "version-guard",
+			Breaks: "commit atomicity (a loser leaks nothing): the rqlite-style side-writes are guarded on `version = new` instead of `data = ours`, so a commit that lost its CAS to a writer at the same version still writes its outbox, dedupe, timer, spawn and trace rows.",
+			wrap:   guardedWith(guarded.OnVersion),
+		},
+		{
+			Name:   "split-commit",
+			Breaks: "commit atomicity (the batch in the same transaction as the CAS): the execution row commits first and its side-writes in a second transaction, so other writers build on a version whose side-writes are missing and later versions' side-writes can land before earlier ones.",
+			wrap:   wrapSplitCommit,
+		},
+		{
+			Name:   "dedupe-before-cas",
+			Breaks: "effect-once and atomicity: the processed-event marker is inserted before the CAS, outside its transaction, so a commit that conflicts still marks the event processed.",
+			wrap:   wrapDedupeBeforeCAS,
+		},
+		{
+			Name:       "trace-off-by-one",
+			Breaks:     "trace ring cap: the trim deletes idx < max(idx) - trace_max instead of <=, so the ring keeps trace_max + 1 entries.",
+			statements: traceOffByOne,
+		},
+		{
+			Name:       "trace-index-reset",
+			Breaks:     "trace indices are never reused or reset: read_trace numbers entries by their position in the ring, so after every trim the indices restart from 0.",
+			statements: traceIndexReset,
+		},
+		{
+			Name:       "stale-timer-sweep",
+			Breaks:     "delete_timer deletes only if the row still holds fire_at: the DELETE ignores fire_at, so a stale sweep deletes a timer re-armed since it was read.",
+			statements: staleTimerSweep,
+		},
+		{
+			Name:       "due-timers-strict",
+			Breaks:     "due_timers returns every timer with fire_at <= now: it selects fire_at < now, so a timer due exactly now is missed.",
+			statements: dueTimersStrict,
+		},
+		{
+			Name:       "outbox-unordered",
+			Breaks:     "pending_outbox returns entries by ascending seq: it groups them by target (ORDER BY target_id, seq), so a later emit to one target comes before an earlier emit to another.",
+			statements: outboxUnordered,
+		},
+		{
+			Name:   "page-skip",
+			Breaks: "list_executions pages through every row: the next cursor advances by the limit+1 rows fetched instead of the limit returned, so the row at each page boundary is never listed.",
+			wrap:   wrapPageSkip,
+		},
+		{
+			Name:   "version-not-restored",
+			Breaks: "on a StoreConflict the caller's exe.version stays old: this store bumps it before the write and forgets to undo the bump when the CAS loses.",
+			wrap:   wrapVersionNotRestored,
+		},
+		{
+			Name:   "stale-read",
+			Breaks: "linearizable reads: load and load_for_event are served from a copy of the database refreshed every 300 ms (a lagging follower in miniature), so a read can miss an acknowledged commit.",
+			wrap:   wrapStaleRead,
+		},
+		{
+			Name:       "read-check-write",
+			Breaks:     "no lost update under concurrency: the CAS is a SELECT of the version followed by a separate unconditional write, outside one transaction, so two writers that both read version v both win; used by one client at a time it is correct.",
+			statements: blindWrite,
+			wrap:       wrapReadCheckWrite,
+		},
+		{
+			Name:    "guarded-upsert",
+			Breaks:  "nothing: the rqlite seed's statement list (a guarded upsert, every side-write guarded on data = ours) run as one SQLite transaction, the correct twin of version-guard.",
+			Correct: true,
+			wrap:    guardedWith(guarded.OnData),
+		},
+	}
+}
+
+// Names returns the name of every entry, in catalogue order.
+func Names() []string {
+	var names []string
+	for _, m := range Catalogue() {
+		names = append(names, m.Name)
+	}
+	return names
+}
+
+// Lookup finds an entry by name; the error lists the known names.
+func Lookup(name string) (Mutant, error) {
+	for _, m := range Catalogue() {
+		if m.Name == name {
+			return m, nil
+		}
+	}
+	return Mutant{}, fmt.Errorf("mutant: unknown mutant %q (known: %s)", name, strings.Join(Names(), ", "))
+}

@@ -1,0 +1,19 @@
+// Package mutants is a zoo of deliberately broken execution stores that
+// storecheck must catch. Each mutant is a named variant of a real backend —
+// the SQLite store (backends/sqlite over backends/sqlstore) with one
+// statement swapped, or wrapped where a statement swap cannot express the
+// bug — and breaks exactly one clause of the contract (CONTRACT.md §1),
+// which its Breaks sentence names. The bug itself is marked "BUG:" in the
+// code.
+//
+// A mutant is opened by URL, mutant:NAME, on a fresh SQLite file in a
+// temporary folder the store owns and removes on Close; mutant:NAME?path=FILE
+// uses FILE instead (and leaves it). One entry, guarded-upsert, is not a
+// mutant but the correct twin of version-guard: the rqlite seed's guarded
+// statement list run in one SQLite transaction. It must pass everything, and
+// proves that what catches version-guard is its guard, not the protocol.
+//
+// Every store here implements model.Dumper, model.Resetter and
+// model.TraceMaxSetter like the store it derives from, so the conformance
+// harness reuses one database across test cases.
+package mutants

@@ -1,0 +1,55 @@
+package mutants
+
+import "github.com/storecheck/storecheck/backends/sqlstore"
+
+// The mutants below are the seed's SQLite store with one statement swapped.
+// Where a swap drops a placeholder, the store still passes the argument;
+// modernc's driver binds the placeholders a statement declares and ignores
+// the rest, as a careless edit of the SQL alone would leave it.
+
+// blindWrite drops the version check from the compare-and-swap.
+func blindWrite(st *sqlstore.Statements) {
+	// BUG: no "AND version = ?": the row is overwritten at whatever
+	// version it holds. (data, new version, id) are bound; the old version
+	// is passed and ignored.
+	st.UpdateExecution = "UPDATE executions SET data = ?, version = ? WHERE id = ?"
+}
+
+// traceOffByOne trims the ring one entry short.
+func traceOffByOne(st *sqlstore.Statements) {
+	// BUG: "<" where the seed has "<=": the ring keeps trace_max + 1 steps.
+	st.TrimTrace = "DELETE FROM trace WHERE execution_id = ? AND idx < " +
+		"(SELECT MAX(idx) FROM trace WHERE execution_id = ?) - ?"
+}
+
+// traceIndexReset numbers read_trace's entries by position, the SQL form of
+// Python's enumerate(rows).
+func traceIndexReset(st *sqlstore.Statements) {
+	// BUG: the index is the entry's position in the ring, not its idx, so
+	// once a trim has removed the oldest steps the indices start again at 0.
+	st.ReadTrace = "SELECT ROW_NUMBER() OVER (ORDER BY idx) - 1, " + sqlstore.AsBlob("entry") +
+		" FROM trace WHERE execution_id = ? ORDER BY idx"
+}
+
+// staleTimerSweep deletes a swept timer whatever it holds now.
+func staleTimerSweep(st *sqlstore.Statements) {
+	// BUG: no "AND fire_at = ?": a timer re-armed since the sweep read it
+	// is deleted too. (execution_id, path) are bound; fire_at is ignored.
+	st.DeleteTimer = "DELETE FROM timers WHERE execution_id = ? AND path = ?"
+}
+
+// dueTimersStrict misses timers due exactly now.
+func dueTimersStrict(st *sqlstore.Statements) {
+	// BUG: "<" where the contract has "<=".
+	st.DueTimers = "SELECT " + sqlstore.AsBlob("execution_id") + ", " + sqlstore.AsBlob("path") +
+		", fire_at FROM timers WHERE fire_at < ? ORDER BY fire_at"
+}
+
+// outboxUnordered groups the pending outbox by target, as a relay batching
+// deliveries per target might want it.
+func outboxUnordered(st *sqlstore.Statements) {
+	// BUG: ordered by target first, so seqs are not ascending across
+	// targets.
+	st.PendingOutbox = "SELECT seq, " + sqlstore.AsBlob("target_id") + ", " + sqlstore.AsBlob("event") +
+		" FROM outbox ORDER BY target_id, seq"
+}

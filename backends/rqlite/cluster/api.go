@@ -1,0 +1,248 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// httpClient is for the harness's own calls to node APIs (status, readiness,
+// step-down); the store under test has its own.
+var httpClient = &http.Client{Timeout: 5 * time.Second}
+
+// Status is the part of a node's GET /status that the harness reads.
+type Status struct {
+	// State is the node's Raft state: Leader, Follower, Candidate, Shutdown.
+	State string
+	// Term is its current Raft term.
+	Term uint64
+	// AppliedIndex and CommitIndex are its Raft log indexes.
+	AppliedIndex, CommitIndex uint64
+	// LeaderID is the node it believes leads, "" for none.
+	LeaderID string
+}
+
+// GetStatus reads GET /status of the node at addr.
+func GetStatus(ctx context.Context, addr string) (Status, error) {
+	body, err := get(ctx, addr, "/status")
+	if err != nil {
+		return Status{}, err
+	}
+	var raw struct {
+		Store struct {
+			Raft   map[string]any `json:"raft"`
+			Leader struct {
+				NodeID string `json:"node_id"`
+			} `json:"leader"`
+		} `json:"store"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
+		return Status{}, fmt.Errorf("status of %s: %w", addr, err)
+	}
+	st := Status{LeaderID: raw.Store.Leader.NodeID}
+	st.State, _ = raw.Store.Raft["state"].(string)
+	for key, dst := range map[string]*uint64{"term": &st.Term, "applied_index": &st.AppliedIndex, "commit_index": &st.CommitIndex} {
+		// hashicorp/raft reports its stats as strings; accept numbers too.
+		switch v := raw.Store.Raft[key].(type) {
+		case string:
+			*dst, err = strconv.ParseUint(v, 10, 64)
+		case json.Number:
+			*dst, err = strconv.ParseUint(v.String(), 10, 64)
+		default:
+			err = fmt.Errorf("missing")
+		}
+		if err != nil {
+			return Status{}, fmt.Errorf("status of %s: raft %s: %w", addr, key, err)
+		}
+	}
+	return st, nil
+}
+
+// Ready reports whether GET /readyz of the node at addr answers 200: it
+// knows a leader it can reach and its store is ready.
+func Ready(ctx context.Context, addr string) bool {
+	_, err := get(ctx, addr, "/readyz")
+	return err == nil
+}
+
+// StepDown asks the node at addr to make the leader step down (POST
+// /leader, rqlite v8.34 and later); a follower forwards the request.
+func StepDown(ctx context.Context, addr string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://"+addr+"/leader?wait", nil)
+	if err != nil {
+		return err
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("step down via %s: %w", addr, err)
+	}
+	defer resp.Body.Close()
+	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("step down via %s: %s: %s", addr, resp.Status, bytes.TrimSpace(msg))
+	}
+	return nil
+}
+
+func get(ctx context.Context, addr, path string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+path, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("GET %s on %s: %w", path, addr, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return nil, fmt.Errorf("GET %s on %s: %w", path, addr, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET %s on %s: %s: %s", path, addr, resp.Status, bytes.TrimSpace(body))
+	}
+	return body, nil
+}
+
+// Leader returns the node that leads now: of the nodes that answer and call
+// themselves leader, the one with the highest term (a deposed leader cut off
+// from the others may not know yet).
+func Leader(ctx context.Context, c Cluster) (Node, error) {
+	var best Node
+	var term uint64
+	found := false
+	for _, n := range c.Nodes() {
+		st, err := GetStatus(ctx, n.HTTPAddr)
+		if err != nil || st.State != "Leader" {
+			continue
+		}
+		if !found || st.Term > term {
+			best, term, found = n, st.Term, true
+		}
+	}
+	if !found {
+		return Node{}, fmt.Errorf("no node is leader")
+	}
+	return best, nil
+}
+
+// WaitLeader polls until some node other than except leads and answers
+// /readyz, for at most timeout.
+func WaitLeader(ctx context.Context, c Cluster, except string, timeout time.Duration) (Node, error) {
+	var last error
+	err := poll(ctx, timeout, func(ctx context.Context) bool {
+		n, err := Leader(ctx, c)
+		if err == nil && n.ID == except {
+			err = fmt.Errorf("%s still leads", except)
+		}
+		if err == nil && !Ready(ctx, n.HTTPAddr) {
+			err = fmt.Errorf("leader %s not ready", n.ID)
+		}
+		if err != nil && ctx.Err() == nil {
+			last = err
+		}
+		return err == nil
+	})
+	if err != nil {
+		return Node{}, fmt.Errorf("wait for a leader: %w (last: %v)", err, last)
+	}
+	return Leader(ctx, c)
+}
+
+// WaitReady polls until every node answers /readyz, for at most timeout.
+func WaitReady(ctx context.Context, c Cluster, timeout time.Duration) error {
+	var notReady string
+	err := poll(ctx, timeout, func(ctx context.Context) bool {
+		for _, n := range c.Nodes() {
+			if !Ready(ctx, n.HTTPAddr) {
+				if ctx.Err() == nil {
+					notReady = n.ID
+				}
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil {
+		return fmt.Errorf("wait for every node to be ready (%s is not): %w", notReady, err)
+	}
+	return nil
+}
+
+// WaitNodeReady polls until the node answers /readyz.
+func WaitNodeReady(ctx context.Context, n Node, timeout time.Duration) error {
+	if err := poll(ctx, timeout, func(ctx context.Context) bool { return Ready(ctx, n.HTTPAddr) }); err != nil {
+		return fmt.Errorf("wait for %s to be ready: %w", n.ID, err)
+	}
+	return nil
+}
+
+// WaitApplied polls until every node has applied the leader's whole log:
+// the same applied index on all of them, equal to the leader's commit
+// index, twice in a row. It returns that index.
+func WaitApplied(ctx context.Context, c Cluster, timeout time.Duration) (uint64, error) {
+	var index uint64
+	var seen string
+	stable := 0
+	err := poll(ctx, timeout, func(ctx context.Context) bool {
+		var leaderCommit uint64
+		applied := map[uint64]bool{}
+		var parts []string
+		for _, n := range c.Nodes() {
+			st, err := GetStatus(ctx, n.HTTPAddr)
+			if err != nil {
+				if ctx.Err() == nil { // keep the last full picture over the deadline's error
+					seen = err.Error()
+				}
+				stable = 0
+				return false
+			}
+			if st.State == "Leader" {
+				leaderCommit = st.CommitIndex
+			}
+			applied[st.AppliedIndex] = true
+			parts = append(parts, fmt.Sprintf("%s=%d", n.ID, st.AppliedIndex))
+		}
+		seen = fmt.Sprintf("applied %v, leader commit %d", parts, leaderCommit)
+		if len(applied) != 1 || leaderCommit == 0 || !applied[leaderCommit] {
+			stable = 0
+			return false
+		}
+		if index == leaderCommit {
+			stable++
+		} else {
+			index, stable = leaderCommit, 1
+		}
+		return stable >= 2
+	})
+	if err != nil {
+		return 0, fmt.Errorf("wait for every node to apply the log: %w (%s)", err, seen)
+	}
+	return index, nil
+}
+
+// poll calls ok every 100ms until it returns true, ctx ends or timeout
+// passes.
+func poll(ctx context.Context, timeout time.Duration, ok func(context.Context) bool) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if ok(ctx) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,106 @@
+// Package cluster starts real rqlite clusters for a run and tears them down:
+// N rqlited processes on loopback ports (Processes), or N containers on a
+// Docker network the run creates (Containers). Both implement Cluster, so
+// every scenario and fault runs on either; abilities a kind of cluster may
+// lack (isolation needs iptables) say so through Available methods rather
+// than failing mid-run.
+//
+// The package lives beside the rqlite backend, not at the top level,
+// because everything in it is rqlite's: its flags, its /status, /nodes,
+// /readyz and /leader endpoints. The chaos package drives a Cluster through
+// an interface of its own and knows nothing of rqlite.
+//
+// # Cleanup
+//
+// Whatever a cluster starts it records before starting it, and Close undoes
+// all of it in reverse: processes are killed and reaped, data folders
+// removed, iptables rules and the chain that holds them deleted,
+// containers, the network and any image the run built removed. Close runs
+// with its own bounded context, so it works after the run's context was
+// cancelled (Ctrl-C); a failed start closes what it had started before
+// returning the error. Processes also get PR_SET_PDEATHSIG, so that they die
+// with the harness if it is killed outright.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Node is one member of a cluster as the harness reaches it.
+type Node struct {
+	// ID is the node id ("n1", "n2", …).
+	ID string
+	// HTTPAddr is host:port of its HTTP API, reachable from the harness.
+	HTTPAddr string
+	// RaftAddr is the Raft address the other nodes know it by.
+	RaftAddr string
+}
+
+// Cluster is a running rqlite cluster that this run started and owns.
+type Cluster interface {
+	// Kind is "process" or "container".
+	Kind() string
+	// Nodes lists the members, in id order.
+	Nodes() []Node
+	// Kill ends a node at once (SIGKILL, docker kill), keeping its data.
+	Kill(ctx context.Context, id string) error
+	// Stop ends a node gracefully (SIGTERM, docker stop), keeping its data.
+	Stop(ctx context.Context, id string) error
+	// Start starts a killed or stopped node again on its data.
+	Start(ctx context.Context, id string) error
+	// Pause freezes a node (SIGSTOP, docker pause); Resume thaws it.
+	Pause(ctx context.Context, id string) error
+	Resume(ctx context.Context, id string) error
+	// Isolate cuts a node off from every other node (clients still reach
+	// its HTTP API where the kind of cluster allows); Rejoin undoes it.
+	Isolate(ctx context.Context, id string) error
+	Rejoin(ctx context.Context, id string) error
+	// IsolationAvailable says why Isolate cannot work here, or nil.
+	IsolationAvailable() error
+	// SaveLogs writes each node's server log so far into dir, as ID.log.
+	SaveLogs(ctx context.Context, dir string) error
+	// Close removes everything the cluster started.
+	Close() error
+}
+
+// ErrUnknownNode is returned for a node id the cluster does not have.
+var ErrUnknownNode = errors.New("unknown node")
+
+// nodeIDs names the nodes of an n-node cluster.
+func nodeIDs(n int) []string {
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("n%d", i+1)
+	}
+	return ids
+}
+
+// Config is what both kinds of cluster are started with.
+type Config struct {
+	// Nodes is the cluster size; 0 means 3.
+	Nodes int
+	// LogDir receives one log file per node; "" means a folder inside the
+	// cluster's own temporary folder (removed on Close).
+	LogDir string
+	// ReadyTimeout bounds the wait for a leader after start; 0 means 60s.
+	ReadyTimeout time.Duration
+}
+
+func (c Config) normalize() (Config, error) {
+	if c.Nodes == 0 {
+		c.Nodes = 3
+	}
+	if c.Nodes < 1 || c.Nodes > 9 {
+		return c, fmt.Errorf("cluster size must be 1..9, got %d", c.Nodes)
+	}
+	if c.ReadyTimeout == 0 {
+		c.ReadyTimeout = 60 * time.Second
+	}
+	return c, nil
+}
+
+// cleanupTimeout bounds Close.
+const cleanupTimeout = 60 * time.Second

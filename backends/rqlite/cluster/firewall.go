@@ -1,0 +1,162 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// ChainPrefix starts the name of every iptables chain a run creates, so
+// that leftovers can be found (LeftoverChains).
+const ChainPrefix = "storecheck-"
+
+// firewall isolates loopback processes with iptables rules in a chain of
+// its own, jumped to from OUTPUT. All loopback traffic is locally
+// generated, so OUTPUT sees every packet; the owner match tells the
+// isolated node's packets apart, since every node runs as its own user id.
+// The chain and its jump exist only while some node is isolated or until
+// close, which deletes both.
+type firewall struct {
+	mu      sync.Mutex
+	chain   string
+	created bool
+	rules   map[string][][]string // per node id, as appended
+}
+
+// FirewallAvailable says why isolation by iptables cannot work here.
+func FirewallAvailable() error {
+	if os.Geteuid() != 0 {
+		return errors.New("isolating a node needs root (iptables rules, and nodes run as their own user ids)")
+	}
+	if _, err := exec.LookPath("iptables"); err != nil {
+		return errors.New("isolating a node needs iptables (apt-get install iptables)")
+	}
+	return nil
+}
+
+func newFirewall() *firewall {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return &firewall{chain: ChainPrefix + hex.EncodeToString(b), rules: map[string][][]string{}}
+}
+
+// iptables runs iptables with args, -w so that it waits for the xtables lock.
+func iptables(ctx context.Context, args ...string) error {
+	cmd := exec.CommandContext(ctx, "iptables", append([]string{"-w", "5"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("iptables %s: %w: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+// ensure creates the chain and the jump to it, once.
+func (f *firewall) ensure(ctx context.Context) error {
+	if f.created {
+		return nil
+	}
+	if err := iptables(ctx, "-N", f.chain); err != nil {
+		return err
+	}
+	f.created = true // from here on close deletes it
+	return iptables(ctx, "-I", "OUTPUT", "1", "-j", f.chain)
+}
+
+// isolate drops every packet to the node's Raft port, and every packet the
+// node sends except its HTTP answers: no other node reaches it and it
+// reaches no other node (not even to forward a client's request), while
+// clients still reach its HTTP API.
+func (f *firewall) isolate(ctx context.Context, id string, uid uint32, httpPort, raftPort int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.rules[id]) > 0 {
+		return fmt.Errorf("%s is already isolated", id)
+	}
+	if err := f.ensure(ctx); err != nil {
+		return err
+	}
+	rules := [][]string{
+		{"-o", "lo", "-p", "tcp", "--dport", strconv.Itoa(raftPort), "-j", "DROP"},
+		{"-o", "lo", "-p", "tcp", "-m", "owner", "--uid-owner", strconv.FormatUint(uint64(uid), 10), "!", "--sport", strconv.Itoa(httpPort), "-j", "DROP"},
+	}
+	for _, r := range rules {
+		if err := iptables(ctx, append([]string{"-A", f.chain}, r...)...); err != nil {
+			return err
+		}
+		f.rules[id] = append(f.rules[id], r)
+	}
+	return nil
+}
+
+// rejoin deletes the node's rules.
+func (f *firewall) rejoin(ctx context.Context, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var errs []error
+	for _, r := range f.rules[id] {
+		if err := iptables(ctx, append([]string{"-D", f.chain}, r...)...); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	delete(f.rules, id)
+	return errors.Join(errs...)
+}
+
+// isolated reports whether any node is isolated.
+func (f *firewall) isolated(id string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.rules[id]) > 0
+}
+
+// close deletes the jump, the rules and the chain.
+func (f *firewall) close(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.created {
+		return nil
+	}
+	var errs []error
+	// -D fails harmlessly when ensure stopped before inserting the jump.
+	if err := iptables(ctx, "-D", "OUTPUT", "-j", f.chain); err != nil && !strings.Contains(err.Error(), "does not exist") && !strings.Contains(err.Error(), "No chain/target/match") && !strings.Contains(err.Error(), "Bad rule") {
+		errs = append(errs, err)
+	}
+	if err := iptables(ctx, "-F", f.chain); err != nil {
+		errs = append(errs, err)
+	}
+	if err := iptables(ctx, "-X", f.chain); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		f.created, f.rules = false, map[string][][]string{}
+	}
+	return errors.Join(errs...)
+}
+
+// LeftoverChains lists the iptables chains whose names start with
+// ChainPrefix: a run that cleaned up leaves none. It returns nil when
+// iptables is not there.
+func LeftoverChains(ctx context.Context) ([]string, error) {
+	if _, err := exec.LookPath("iptables"); err != nil {
+		return nil, nil
+	}
+	out, err := exec.CommandContext(ctx, "iptables", "-w", "5", "-S").Output()
+	if err != nil {
+		return nil, fmt.Errorf("iptables -S: %w", err)
+	}
+	var chains []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if name, ok := strings.CutPrefix(line, "-N "); ok && strings.HasPrefix(name, ChainPrefix) {
+			chains = append(chains, name)
+		}
+	}
+	return chains, nil
+}

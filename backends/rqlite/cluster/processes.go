@@ -1,0 +1,314 @@
+package cluster
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// EnvRqlited names the environment variable that points at rqlited.
+const EnvRqlited = "RQLITED"
+
+// FindRqlited returns the rqlited binary to run: path when set, else
+// $RQLITED, else rqlited on PATH. The error says how to provide one.
+func FindRqlited(path string) (string, error) {
+	for _, p := range []string{path, os.Getenv(EnvRqlited)} {
+		if p == "" {
+			continue
+		}
+		fi, err := os.Stat(p)
+		if err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+			return "", fmt.Errorf("rqlited at %q is not an executable file", p)
+		}
+		return filepath.Abs(p)
+	}
+	p, err := exec.LookPath("rqlited")
+	if err != nil {
+		return "", fmt.Errorf("no rqlited binary: pass its path (rqlited=PATH in the URL, -rqlited in go test), set $%s, or put it on PATH", EnvRqlited)
+	}
+	return p, nil
+}
+
+// Processes is a cluster of rqlited processes on loopback, each on two
+// free ports, with a data folder in a temporary folder of its own.
+type Processes struct {
+	cfg   Config
+	bin   string
+	dir   string // removed by Close
+	logs  string
+	sup   *supervisor
+	fw    *firewall
+	procs []*proc
+}
+
+// proc is one node's fixed settings.
+type proc struct {
+	node               Node
+	httpPort, raftPort int
+	data               string
+	uid                uint32 // 0: runs as the harness's user
+	args               []string
+}
+
+var _ Cluster = (*Processes)(nil)
+
+// StartProcesses starts cfg.Nodes rqlited processes from bin and waits for
+// a leader. On error everything started is removed again.
+func StartProcesses(ctx context.Context, bin string, cfg Config) (_ *Processes, err error) {
+	cfg, err = cfg.normalize()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "storecheck-rqlite-*")
+	if err != nil {
+		return nil, fmt.Errorf("cluster folder: %w", err)
+	}
+	p := &Processes{cfg: cfg, bin: bin, dir: dir, logs: cfg.LogDir, sup: newSupervisor(), fw: newFirewall()}
+	defer func() {
+		if err != nil {
+			if cerr := p.Close(); cerr != nil {
+				err = fmt.Errorf("%w (and cleaning up: %v)", err, cerr)
+			}
+		}
+	}()
+	// Nodes running as other users must be able to reach their folders.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cluster folder: %w", err)
+	}
+	if p.logs == "" {
+		p.logs = filepath.Join(dir, "logs")
+	}
+	if err := os.MkdirAll(p.logs, 0o755); err != nil {
+		return nil, fmt.Errorf("log folder: %w", err)
+	}
+	ports, err := freePorts(2 * cfg.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	var join []string
+	for i, id := range nodeIDs(cfg.Nodes) {
+		pr := &proc{httpPort: ports[2*i], raftPort: ports[2*i+1], data: filepath.Join(dir, id)}
+		pr.node = Node{ID: id, HTTPAddr: "127.0.0.1:" + strconv.Itoa(pr.httpPort), RaftAddr: "127.0.0.1:" + strconv.Itoa(pr.raftPort)}
+		if FirewallAvailable() == nil {
+			pr.uid = randomUID()
+		}
+		p.procs = append(p.procs, pr)
+		join = append(join, pr.node.RaftAddr)
+	}
+	for _, pr := range p.procs {
+		pr.args = []string{"-node-id", pr.node.ID, "-http-addr", pr.node.HTTPAddr, "-raft-addr", pr.node.RaftAddr}
+		if cfg.Nodes > 1 {
+			pr.args = append(pr.args, "-bootstrap-expect", strconv.Itoa(cfg.Nodes), "-join", strings.Join(join, ","))
+		}
+		pr.args = append(pr.args, pr.data)
+		if err := os.MkdirAll(pr.data, 0o755); err != nil {
+			return nil, fmt.Errorf("data folder of %s: %w", pr.node.ID, err)
+		}
+		if pr.uid != 0 {
+			if err := os.Chown(pr.data, int(pr.uid), int(pr.uid)); err != nil {
+				return nil, fmt.Errorf("data folder of %s: %w", pr.node.ID, err)
+			}
+		}
+		if err := p.start(pr); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := WaitLeader(ctx, p, "", cfg.ReadyTimeout); err != nil {
+		return nil, fmt.Errorf("%w (server logs in %s)", err, p.logs)
+	}
+	if err := WaitReady(ctx, p, cfg.ReadyTimeout); err != nil {
+		return nil, fmt.Errorf("%w (server logs in %s)", err, p.logs)
+	}
+	return p, nil
+}
+
+// randomUID picks a user id no account uses, so that iptables' owner match
+// tells this node's packets from every other process's, other runs' nodes
+// included.
+func randomUID() uint32 {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return 1_000_000 + binary.LittleEndian.Uint32(b[:])%1_000_000_000
+}
+
+// freePorts asks the kernel for n free loopback ports. They are free when
+// returned; another program could take one before rqlited binds it, which
+// makes the start fail with a clear error rather than misbehave.
+func freePorts(n int) ([]int, error) {
+	var ls []net.Listener
+	defer func() {
+		for _, l := range ls {
+			l.Close()
+		}
+	}()
+	ports := make([]int, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("find a free port: %w", err)
+		}
+		ls = append(ls, l)
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
+}
+
+func (p *Processes) start(pr *proc) error {
+	return p.sup.start(pr.node.ID, spec{bin: p.bin, args: pr.args, log: filepath.Join(p.logs, pr.node.ID+".log"), uid: pr.uid})
+}
+
+func (p *Processes) proc(id string) (*proc, error) {
+	for _, pr := range p.procs {
+		if pr.node.ID == id {
+			return pr, nil
+		}
+	}
+	return nil, fmt.Errorf("%w %q", ErrUnknownNode, id)
+}
+
+// Kind implements Cluster.
+func (p *Processes) Kind() string { return "process" }
+
+// Nodes implements Cluster.
+func (p *Processes) Nodes() []Node {
+	out := make([]Node, len(p.procs))
+	for i, pr := range p.procs {
+		out[i] = pr.node
+	}
+	return out
+}
+
+// SaveLogs implements Cluster: a copy of each node's log file.
+func (p *Processes) SaveLogs(_ context.Context, dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("save logs: %w", err)
+	}
+	var errs []error
+	for _, pr := range p.procs {
+		name := pr.node.ID + ".log"
+		src := filepath.Join(p.logs, name)
+		if filepath.Clean(dir) == filepath.Clean(p.logs) {
+			continue
+		}
+		b, err := os.ReadFile(src)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(dir, name), b, 0o644)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("save log of %s: %w", pr.node.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Dir is the cluster's temporary folder (data folders; logs unless
+// Config.LogDir was set); Close removes it.
+func (p *Processes) Dir() string { return p.dir }
+
+// PIDs lists the rqlited processes still running.
+func (p *Processes) PIDs() []int { return p.sup.pids() }
+
+// Chain is the name of the iptables chain the cluster uses for isolation;
+// it exists only while Isolate has rules in it, and Close deletes it.
+func (p *Processes) Chain() string { return p.fw.chain }
+
+// Kill implements Cluster: SIGKILL, then reaped.
+func (p *Processes) Kill(_ context.Context, id string) error {
+	if _, err := p.proc(id); err != nil {
+		return err
+	}
+	return p.sup.kill(id)
+}
+
+// Stop implements Cluster: SIGTERM, SIGKILL after 15s.
+func (p *Processes) Stop(_ context.Context, id string) error {
+	if _, err := p.proc(id); err != nil {
+		return err
+	}
+	return p.sup.stop(id, 15*time.Second)
+}
+
+// Start implements Cluster: the same command on the same data folder.
+func (p *Processes) Start(_ context.Context, id string) error {
+	pr, err := p.proc(id)
+	if err != nil {
+		return err
+	}
+	return p.start(pr)
+}
+
+// Pause implements Cluster: SIGSTOP.
+func (p *Processes) Pause(_ context.Context, id string) error {
+	if _, err := p.proc(id); err != nil {
+		return err
+	}
+	return p.sup.pause(id)
+}
+
+// Resume implements Cluster: SIGCONT.
+func (p *Processes) Resume(_ context.Context, id string) error {
+	if _, err := p.proc(id); err != nil {
+		return err
+	}
+	return p.sup.resume(id)
+}
+
+// IsolationAvailable implements Cluster.
+func (p *Processes) IsolationAvailable() error {
+	if err := FirewallAvailable(); err != nil {
+		return err
+	}
+	for _, pr := range p.procs {
+		if pr.uid == 0 {
+			return errors.New("the nodes were started without user ids of their own")
+		}
+	}
+	return nil
+}
+
+// Isolate implements Cluster with iptables rules on loopback.
+func (p *Processes) Isolate(ctx context.Context, id string) error {
+	pr, err := p.proc(id)
+	if err != nil {
+		return err
+	}
+	if err := p.IsolationAvailable(); err != nil {
+		return err
+	}
+	return p.fw.isolate(ctx, id, pr.uid, pr.httpPort, pr.raftPort)
+}
+
+// Rejoin implements Cluster.
+func (p *Processes) Rejoin(ctx context.Context, id string) error {
+	if _, err := p.proc(id); err != nil {
+		return err
+	}
+	return p.fw.rejoin(ctx, id)
+}
+
+// Close implements Cluster: every process killed and reaped, the iptables
+// chain deleted, the temporary folder removed.
+func (p *Processes) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
+	defer cancel()
+	errs := []error{p.sup.closeAll(), p.fw.close(ctx)}
+	if err := os.RemoveAll(p.dir); err != nil {
+		errs = append(errs, fmt.Errorf("remove %s: %w", p.dir, err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close rqlite processes: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,205 @@
+// Package managed opens the rqlite backend on a cluster it starts itself:
+// rqlite+process:?nodes=3 runs rqlited processes on loopback,
+// rqlite+container:?nodes=3 runs containers on a Docker network of the run's
+// own. Opening one starts the cluster and waits for a leader; Close stops
+// it and removes everything it started. The store exposes the cluster
+// (Store.Cluster), so that fault injection can find it by type assertion.
+package managed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"sync"
+
+	"github.com/storecheck/storecheck/backends/rqlite"
+	"github.com/storecheck/storecheck/backends/rqlite/cluster"
+	"github.com/storecheck/storecheck/model"
+)
+
+// Kinds of managed cluster, and their URL schemes.
+const (
+	Process   = "process"
+	Container = "container"
+
+	ProcessScheme   = "rqlite+process"
+	ContainerScheme = "rqlite+container"
+)
+
+// Options say which cluster to start and how the store reads.
+type Options struct {
+	Kind  string // Process or Container
+	Nodes int    // 0 means 3
+	Level rqlite.Level
+	// Rqlited is the rqlited binary (processes; and for containers, the
+	// static binary a throwaway image is built from); "" means $RQLITED or
+	// PATH.
+	Rqlited string
+	// Image is the container image; "" means cluster.DefaultImage, and
+	// cluster.BuildImage builds a throwaway FROM-scratch image from
+	// Rqlited.
+	Image string
+}
+
+// Parse reads the part of a managed URL after the scheme's colon:
+// ?nodes=N&level=L&rqlited=PATH&image=IMAGE (image for containers only).
+func Parse(kind, rest string) (Options, error) {
+	o := Options{Kind: kind, Nodes: 3, Level: rqlite.LevelStrong}
+	scheme := "rqlite+" + kind
+	query, ok := cutQuery(rest)
+	if !ok {
+		return o, fmt.Errorf("%s: want %s:?nodes=N[&level=L…], got %q", scheme, scheme, rest)
+	}
+	values, err := url.ParseQuery(query)
+	if err != nil {
+		return o, fmt.Errorf("%s: bad parameters: %w", scheme, err)
+	}
+	for k, v := range values {
+		if len(v) != 1 {
+			return o, fmt.Errorf("%s: parameter %q repeated", scheme, k)
+		}
+		switch {
+		case k == "nodes":
+			n, err := strconv.Atoi(v[0])
+			if err != nil || n < 1 || n > 9 {
+				return o, fmt.Errorf("%s: nodes must be 1..9, got %q", scheme, v[0])
+			}
+			o.Nodes = n
+		case k == "level":
+			if o.Level, err = rqlite.ParseLevel(v[0]); err != nil {
+				return o, fmt.Errorf("%s: %w", scheme, err)
+			}
+		case k == "rqlited":
+			o.Rqlited = v[0]
+		case k == "image" && kind == Container:
+			o.Image = v[0]
+		default:
+			return o, fmt.Errorf("%s: unknown parameter %q", scheme, k)
+		}
+	}
+	return o, nil
+}
+
+// cutQuery accepts "" and "?query".
+func cutQuery(rest string) (string, bool) {
+	if rest == "" {
+		return "", true
+	}
+	if rest[0] != '?' {
+		return "", false
+	}
+	return rest[1:], true
+}
+
+// Store is the rqlite store over a cluster it owns.
+type Store struct {
+	*rqlite.Store
+	cl  cluster.Cluster
+	cfg model.Config
+
+	once     sync.Once
+	closeErr error
+}
+
+// Open starts the cluster opt describes and opens the store on it, its
+// leader first among the nodes it talks to. On error nothing is left
+// running.
+func Open(ctx context.Context, opt Options, cfg model.Config) (*Store, error) {
+	cl, err := startCluster(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	addrs := nodeAddrs(ctx, cl)
+	s, err := rqlite.Open(ctx, rqlite.Options{Nodes: addrs, Level: opt.Level}, cfg)
+	if err != nil {
+		return nil, errors.Join(err, cl.Close())
+	}
+	return &Store{Store: s, cl: cl, cfg: cfg}, nil
+}
+
+func startCluster(ctx context.Context, opt Options) (cluster.Cluster, error) {
+	ccfg := cluster.Config{Nodes: opt.Nodes}
+	switch opt.Kind {
+	case Process:
+		bin, err := cluster.FindRqlited(opt.Rqlited)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ProcessScheme, err)
+		}
+		cl, err := cluster.StartProcesses(ctx, bin, ccfg)
+		if err != nil {
+			return nil, fmt.Errorf("%s: start %d rqlited processes: %w", ProcessScheme, ccfg.Nodes, err)
+		}
+		return cl, nil
+	case Container:
+		cl, err := cluster.StartContainers(ctx, cluster.ContainerConfig{Config: ccfg, Image: opt.Image, Rqlited: opt.Rqlited})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", ContainerScheme, err)
+		}
+		return cl, nil
+	}
+	return nil, fmt.Errorf("unknown cluster kind %q", opt.Kind)
+}
+
+// nodeAddrs lists the nodes' HTTP addresses, the leader's first, so that
+// writes need no forwarding while it leads.
+func nodeAddrs(ctx context.Context, cl cluster.Cluster) []string {
+	var addrs []string
+	leader, err := cluster.Leader(ctx, cl)
+	if err == nil {
+		addrs = append(addrs, leader.HTTPAddr)
+	}
+	for _, n := range cl.Nodes() {
+		if err != nil || n.ID != leader.ID {
+			addrs = append(addrs, n.HTTPAddr)
+		}
+	}
+	return addrs
+}
+
+// Cluster returns the cluster the store runs on, for fault injection.
+func (s *Store) Cluster() cluster.Cluster { return s.cl }
+
+// NodeView returns a store that talks to one node only and reads at
+// level, over the tables this store created: what that node answers, with
+// no failover to another. Close it when done; it does not own the cluster.
+func (s *Store) NodeView(id string, level rqlite.Level) (*rqlite.Store, error) {
+	for _, n := range s.cl.Nodes() {
+		if n.ID == id {
+			c, err := rqlite.NewClient(rqlite.Options{Nodes: []string{n.HTTPAddr}, Level: level})
+			if err != nil {
+				return nil, err
+			}
+			return rqlite.Attach(c, level, s.cfg), nil
+		}
+	}
+	return nil, fmt.Errorf("%w %q", cluster.ErrUnknownNode, id)
+}
+
+// Close closes the store and removes the cluster. It is safe to call more
+// than once.
+func (s *Store) Close() error {
+	s.once.Do(func() {
+		s.closeErr = errors.Join(s.Store.Close(), s.cl.Close())
+	})
+	return s.closeErr
+}
+
+// OpenProcessURL opens rqlite+process:REST.
+func OpenProcessURL(ctx context.Context, rest string, cfg model.Config) (model.Store, error) {
+	opt, err := Parse(Process, rest)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, opt, cfg)
+}
+
+// OpenContainerURL opens rqlite+container:REST.
+func OpenContainerURL(ctx context.Context, rest string, cfg model.Config) (model.Store, error) {
+	opt, err := Parse(Container, rest)
+	if err != nil {
+		return nil, err
+	}
+	return Open(ctx, opt, cfg)
+}

@@ -1,0 +1,193 @@
+package managed
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"math/rand/v2"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/storecheck/storecheck/backends/rqlite"
+	"github.com/storecheck/storecheck/backends/rqlite/cluster"
+	"github.com/storecheck/storecheck/chaos"
+	"github.com/storecheck/storecheck/conformance"
+	"github.com/storecheck/storecheck/model"
+)
+
+var rqlitedFlag = flag.String("rqlited", "", "path to rqlited (default $RQLITED, then PATH)")
+
+// needRqlited returns the rqlited binary, or skips the test as NOT RUN.
+func needRqlited(t *testing.T) string {
+	t.Helper()
+	bin, err := cluster.FindRqlited(*rqlitedFlag)
+	if err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	return bin
+}
+
+// TestConformanceProcess runs the conformance suite on a real 3-node
+// cluster: one cluster for the whole suite, reset between test cases.
+func TestConformanceProcess(t *testing.T) {
+	bin := needRqlited(t)
+	opens := 0
+	conformance.Run(t, func(ctx context.Context, cfg model.Config) (model.Store, error) {
+		opens++
+		if opens > 1 {
+			t.Errorf("the harness opened a second cluster; it should reset the first")
+		}
+		return Open(ctx, Options{Kind: Process, Nodes: 3, Rqlited: bin}, cfg)
+	})
+}
+
+// TestProcessCleanup: after Close, whatever the cluster's state — a node
+// isolated by iptables, one paused by SIGSTOP — no rqlited process, data
+// folder or iptables chain of the run remains.
+func TestProcessCleanup(t *testing.T) {
+	bin := needRqlited(t)
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Kind: Process, Nodes: 3, Rqlited: bin}, model.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := s.Cluster().(*cluster.Processes)
+	pids, dir, chain := p.PIDs(), p.Dir(), p.Chain()
+	if len(pids) != 3 {
+		t.Fatalf("%d processes running, want 3", len(pids))
+	}
+	if p.IsolationAvailable() == nil {
+		if err := p.Isolate(ctx, "n3"); err != nil {
+			t.Fatal(err)
+		}
+		if chains, _ := cluster.LeftoverChains(ctx); !contains(chains, chain) {
+			t.Fatalf("isolation did not create chain %s: %v", chain, chains)
+		}
+	}
+	if err := p.Pause(ctx, "n2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, pids, dir)
+	if chains, err := cluster.LeftoverChains(ctx); err != nil || contains(chains, chain) {
+		t.Errorf("iptables chain %s left behind (%v, %v)", chain, chains, err)
+	}
+}
+
+// TestProcessCleanupOnCancel: a context cancelled while the cluster starts
+// (Ctrl-C) leaves nothing behind either.
+func TestProcessCleanupOnCancel(t *testing.T) {
+	bin := needRqlited(t)
+	before, _ := os.ReadDir(os.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := cluster.StartProcesses(ctx, bin, cluster.Config{Nodes: 3})
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) {
+		t.Skipf("the cluster started within 300ms (%v); nothing to interrupt", err)
+	}
+	after, _ := os.ReadDir(os.TempDir())
+	if n := countPrefix(after, "storecheck-rqlite-") - countPrefix(before, "storecheck-rqlite-"); n > 0 {
+		t.Errorf("%d cluster folders left in %s", n, os.TempDir())
+	}
+}
+
+func countPrefix(entries []os.DirEntry, prefix string) int {
+	n := 0
+	for _, e := range entries {
+		if len(e.Name()) >= len(prefix) && e.Name()[:len(prefix)] == prefix {
+			n++
+		}
+	}
+	return n
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// assertGone checks that no pid is alive and dir is gone.
+func assertGone(t *testing.T, pids []int, dir string) {
+	t.Helper()
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("process %d still exists (%v)", pid, err)
+		}
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("cluster folder %s left behind (%v)", dir, err)
+	}
+}
+
+// TestParse covers the URL forms.
+func TestParse(t *testing.T) {
+	o, err := Parse(Process, "?nodes=5&level=none&rqlited=/x/rqlited")
+	if err != nil || o.Nodes != 5 || o.Level != rqlite.LevelNone || o.Rqlited != "/x/rqlited" {
+		t.Fatalf("%+v %v", o, err)
+	}
+	if o, err := Parse(Process, ""); err != nil || o.Nodes != 3 || o.Level != rqlite.LevelStrong {
+		t.Fatalf("defaults: %+v %v", o, err)
+	}
+	if o, err := Parse(Container, "?image=build"); err != nil || o.Image != cluster.BuildImage {
+		t.Fatalf("image: %+v %v", o, err)
+	}
+	for _, bad := range []string{"nodes=3", "?nodes=0", "?nodes=10", "?level=x", "?image=i", "?x=1"} {
+		if _, err := Parse(Process, bad); err == nil {
+			t.Errorf("Parse(process, %q) accepted", bad)
+		}
+	}
+}
+
+// TestEveryFaultOnProcesses injects every fault of package chaos into a
+// live cluster, heals it, and checks that the cluster serves again with a
+// leader, and that the faults that move leadership measured it.
+func TestEveryFaultOnProcesses(t *testing.T) {
+	bin := needRqlited(t)
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Kind: Process, Nodes: 3, Rqlited: bin}, model.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctl := cluster.Control{Cluster: s.Cluster()}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, f := range append(chaos.All(), chaos.Restart{Node: "n2"}) {
+		t.Run(f.Name(), func(t *testing.T) {
+			if err := f.Available(ctl); err != nil {
+				t.Skipf("NOT RUN: %v", err)
+			}
+			inj, err := f.Inject(ctx, ctl, rng)
+			if err != nil {
+				t.Errorf("inject: %v", err)
+			}
+			t.Logf("%s %s: %s %v", f.Name(), inj.Target, inj.Detail, inj.Metrics)
+			if inj.Heal != nil {
+				if err := inj.Heal(ctx); err != nil {
+					t.Fatalf("heal: %v", err)
+				}
+			}
+			if err := ctl.WaitHealthy(ctx, time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			switch f {
+			case chaos.KillLeader, chaos.IsolateLeader, chaos.StepDown:
+				if inj.Metrics["new_leader_ms"] <= 0 {
+					t.Errorf("no time to a new leader measured: %v", inj.Metrics)
+				}
+			}
+			// The store still works after the fault.
+			exe := &model.Execution{ID: "after-" + f.Name(), DefinitionID: "d"}
+			if err := s.Save(ctx, exe); err != nil {
+				t.Errorf("save after %s: %v", f.Name(), err)
+			}
+		})
+	}
+}

@@ -1,0 +1,198 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/storecheck/storecheck/reports"
+)
+
+// fakeCluster keeps the state faults change, to check that every fault is
+// undone.
+type fakeCluster struct {
+	mu       sync.Mutex
+	nodes    []string
+	leader   string
+	down     map[string]bool
+	paused   map[string]bool
+	isolated map[string]bool
+	failHeal int // Start/Resume/Rejoin fail this many times
+	noIso    error
+}
+
+func newFake() *fakeCluster {
+	return &fakeCluster{nodes: []string{"n1", "n2", "n3"}, leader: "n1",
+		down: map[string]bool{}, paused: map[string]bool{}, isolated: map[string]bool{}}
+}
+
+func (f *fakeCluster) Kind() string      { return "fake" }
+func (f *fakeCluster) NodeIDs() []string { return f.nodes }
+func (f *fakeCluster) Leader(context.Context) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.leader, nil
+}
+
+// WaitLeader elects the first healthy node other than except.
+func (f *fakeCluster) WaitLeader(_ context.Context, except string, _ time.Duration) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, n := range f.nodes {
+		if n != except && !f.down[n] && !f.paused[n] && !f.isolated[n] {
+			f.leader = n
+			return n, nil
+		}
+	}
+	return "", errors.New("no quorum")
+}
+func (f *fakeCluster) WaitHealthy(context.Context, time.Duration) error { return nil }
+func (f *fakeCluster) set(m map[string]bool, id string, v bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	m[id] = v
+	return nil
+}
+func (f *fakeCluster) heal(m map[string]bool, id string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.failHeal > 0 {
+		f.failHeal--
+		return errors.New("heal failed (test)")
+	}
+	m[id] = false
+	return nil
+}
+func (f *fakeCluster) Kill(_ context.Context, id string) error   { return f.set(f.down, id, true) }
+func (f *fakeCluster) Stop(_ context.Context, id string) error   { return f.set(f.down, id, true) }
+func (f *fakeCluster) Start(_ context.Context, id string) error  { return f.heal(f.down, id) }
+func (f *fakeCluster) Pause(_ context.Context, id string) error  { return f.set(f.paused, id, true) }
+func (f *fakeCluster) Resume(_ context.Context, id string) error { return f.heal(f.paused, id) }
+func (f *fakeCluster) Isolate(_ context.Context, id string) error {
+	return f.set(f.isolated, id, true)
+}
+func (f *fakeCluster) Rejoin(_ context.Context, id string) error { return f.heal(f.isolated, id) }
+func (f *fakeCluster) IsolationAvailable() error                 { return f.noIso }
+func (f *fakeCluster) StepDown(ctx context.Context) error {
+	f.mu.Lock()
+	old := f.leader
+	f.mu.Unlock()
+	_, err := f.WaitLeader(ctx, old, 0)
+	return err
+}
+
+// broken lists what is still broken.
+func (f *fakeCluster) broken() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []string
+	for what, m := range map[string]map[string]bool{"down": f.down, "paused": f.paused, "isolated": f.isolated} {
+		for id, v := range m {
+			if v {
+				out = append(out, what+" "+id)
+			}
+		}
+	}
+	return out
+}
+
+func clock() func() int64 {
+	start := time.Now()
+	return func() int64 { return time.Since(start).Nanoseconds() }
+}
+
+// TestScheduleHealsEverything: every fault of a schedule is injected,
+// healed at the end of its window, and written to faults.jsonl in the
+// format reports reads, with start before end.
+func TestScheduleHealsEverything(t *testing.T) {
+	c := newFake()
+	path := filepath.Join(t.TempDir(), reports.FaultsFile)
+	tl, err := NewTimeline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Schedule{Faults: All(), InOrder: true, Interval: 5 * time.Millisecond, Duration: 10 * time.Millisecond, Jitter: 0.5, Seed: 1, Max: 10}
+	if err := s.Available(c); err != nil {
+		t.Fatal(err)
+	}
+	var injected []string
+	err = s.Run(context.Background(), c, clock(), tl, Hooks{Injected: func(name, target string) { injected = append(injected, name) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := c.broken(); len(b) > 0 {
+		t.Errorf("left broken: %v", b)
+	}
+	if len(injected) != 10 || injected[0] != "kill-leader" || injected[4] != "step-down" {
+		t.Errorf("injected %v", injected)
+	}
+	faults, err := reports.ReadFaults(path)
+	if err != nil || len(faults) != 10 {
+		t.Fatalf("faults.jsonl: %d faults, %v", len(faults), err)
+	}
+	for _, f := range faults {
+		if !f.Healed() || f.Target == "" {
+			t.Errorf("fault %+v not healed or without target", f)
+		}
+	}
+	if ev := tl.Events()[0]; ev.Metrics["new_leader_ms"] < 0 || ev.Detail == "" {
+		t.Errorf("kill-leader event %+v", ev)
+	}
+}
+
+// TestCancelHealsAtOnce: ending the schedule's context while a fault holds
+// heals it before Run returns; a heal that fails is tried again at the end.
+func TestCancelHealsAtOnce(t *testing.T) {
+	c := newFake()
+	c.failHeal = 1
+	tl, _ := NewTimeline("")
+	ctx, cancel := context.WithCancel(context.Background())
+	s := Schedule{Faults: []Fault{StallFollower}, Interval: time.Millisecond, Duration: time.Hour, Seed: 2}
+	done := make(chan error, 1)
+	go func() {
+		done <- s.Run(ctx, c, clock(), tl, Hooks{Injected: func(string, string) { cancel() }})
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("the failed heal was not reported")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	if b := c.broken(); len(b) > 0 {
+		t.Errorf("left broken: %v", b)
+	}
+	if evs := tl.Events(); len(evs) != 1 || evs[0].EndNS < evs[0].StartNS || evs[0].Error == "" {
+		t.Errorf("events %+v", evs)
+	}
+}
+
+// TestAvailability: isolation faults say why they cannot run.
+func TestAvailability(t *testing.T) {
+	c := newFake()
+	c.noIso = errors.New("no iptables")
+	if err := IsolateLeader.Available(c); err == nil {
+		t.Error("isolate-leader available without isolation")
+	}
+	c.nodes = []string{"n1"}
+	if err := KillLeader.Available(c); err == nil {
+		t.Error("kill-leader available on one node")
+	}
+}
+
+// TestJitterIsSeeded: the same seed gives the same waits.
+func TestJitterIsSeeded(t *testing.T) {
+	s := Schedule{Jitter: 0.3}
+	a, b := rand.New(rand.NewPCG(9, 1)), rand.New(rand.NewPCG(9, 1))
+	for range 5 {
+		x, y := s.jittered(a, time.Second), s.jittered(b, time.Second)
+		if x != y || x < 700*time.Millisecond || x > 1300*time.Millisecond {
+			t.Fatalf("jittered %v and %v", x, y)
+		}
+	}
+}

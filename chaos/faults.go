@@ -1,0 +1,200 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"time"
+)
+
+// The faults, as values.
+var (
+	// KillLeader SIGKILLs (docker kills) the leader, measures the time to a
+	// new leader, and heals by starting it again on its data.
+	KillLeader Fault = killLeader{}
+	// StallFollower freezes a follower (SIGSTOP, docker pause) and heals by
+	// thawing it.
+	StallFollower Fault = stallFollower{}
+	// IsolateLeader cuts the leader off from the majority (iptables DROP on
+	// loopback, docker network disconnect), measures the time to a new
+	// leader on the majority side, and heals by rejoining it.
+	IsolateLeader Fault = isolate{leader: true}
+	// IsolateFollower cuts a follower off from the others.
+	IsolateFollower Fault = isolate{}
+	// StepDown asks the leader to hand over (POST /leader) and measures the
+	// time to the new leader; nothing to heal.
+	StepDown Fault = stepDown{}
+)
+
+// Restart stops one node gracefully and heals by starting it again; a
+// schedule of Restart{n1}, Restart{n2}, … in order is a rolling restart.
+type Restart struct{ Node string }
+
+// All lists the faults that pick their own target.
+func All() []Fault {
+	return []Fault{KillLeader, StallFollower, IsolateLeader, IsolateFollower, StepDown}
+}
+
+type killLeader struct{}
+
+func (killLeader) Name() string              { return "kill-leader" }
+func (killLeader) Available(c Cluster) error { return multiNode(c) }
+func (killLeader) Inject(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		return Injection{}, err
+	}
+	start := time.Now()
+	if err := c.Kill(ctx, leader); err != nil {
+		// It may or may not have died: starting it again is the heal.
+		return Injection{Target: leader, Heal: restartHeal(c, leader)}, err
+	}
+	inj := Injection{Target: leader, Heal: restartHeal(c, leader)}
+	next, ms, err := timeNewLeader(ctx, c, leader, start)
+	if err != nil {
+		return inj, fmt.Errorf("after killing leader %s: %w", leader, err)
+	}
+	inj.Detail = fmt.Sprintf("SIGKILL leader %s; %s leads after %.0f ms", leader, next, ms)
+	inj.Metrics = map[string]float64{"new_leader_ms": ms}
+	return inj, nil
+}
+
+// restartHeal starts id again and waits for the whole cluster to serve.
+func restartHeal(c Cluster, id string) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := c.Start(ctx, id); err != nil {
+			return fmt.Errorf("restart %s: %w", id, err)
+		}
+		return c.WaitHealthy(ctx, healthyWait)
+	}
+}
+
+type stallFollower struct{}
+
+func (stallFollower) Name() string              { return "stall-follower" }
+func (stallFollower) Available(c Cluster) error { return multiNode(c) }
+func (stallFollower) Inject(ctx context.Context, c Cluster, rng *rand.Rand) (Injection, error) {
+	id, err := pickFollower(ctx, c, rng)
+	if err != nil {
+		return Injection{}, err
+	}
+	heal := func(ctx context.Context) error {
+		if err := c.Resume(ctx, id); err != nil {
+			return fmt.Errorf("resume %s: %w", id, err)
+		}
+		return c.WaitHealthy(ctx, healthyWait)
+	}
+	if err := c.Pause(ctx, id); err != nil {
+		return Injection{Target: id, Heal: heal}, err
+	}
+	return Injection{Target: id, Detail: "follower " + id + " frozen", Heal: heal}, nil
+}
+
+type isolate struct{ leader bool }
+
+func (f isolate) Name() string {
+	if f.leader {
+		return "isolate-leader"
+	}
+	return "isolate-follower"
+}
+
+func (isolate) Available(c Cluster) error {
+	return errors.Join(multiNode(c), c.IsolationAvailable())
+}
+
+func (f isolate) Inject(ctx context.Context, c Cluster, rng *rand.Rand) (Injection, error) {
+	var id string
+	var err error
+	if f.leader {
+		id, err = c.Leader(ctx)
+	} else {
+		id, err = pickFollower(ctx, c, rng)
+	}
+	if err != nil {
+		return Injection{}, err
+	}
+	inj := Injection{Target: id, Detail: id + " cut off from the others", Heal: func(ctx context.Context) error {
+		if err := c.Rejoin(ctx, id); err != nil {
+			return fmt.Errorf("rejoin %s: %w", id, err)
+		}
+		return c.WaitHealthy(ctx, healthyWait)
+	}}
+	start := time.Now()
+	if err := c.Isolate(ctx, id); err != nil {
+		return inj, err
+	}
+	if f.leader {
+		next, ms, err := timeNewLeader(ctx, c, id, start)
+		if err != nil {
+			return inj, fmt.Errorf("after isolating leader %s: %w", id, err)
+		}
+		inj.Detail = fmt.Sprintf("leader %s cut off from the majority; %s leads after %.0f ms", id, next, ms)
+		inj.Metrics = map[string]float64{"new_leader_ms": ms}
+	}
+	return inj, nil
+}
+
+type stepDown struct{}
+
+func (stepDown) Name() string              { return "step-down" }
+func (stepDown) Available(c Cluster) error { return multiNode(c) }
+func (stepDown) Inject(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		return Injection{}, err
+	}
+	start := time.Now()
+	if err := c.StepDown(ctx); err != nil {
+		return Injection{Target: leader}, err
+	}
+	next, ms, err := timeNewLeader(ctx, c, leader, start)
+	if err != nil {
+		return Injection{Target: leader}, fmt.Errorf("after %s stepped down: %w", leader, err)
+	}
+	return Injection{Target: leader, Detail: fmt.Sprintf("%s stepped down; %s leads after %.0f ms", leader, next, ms),
+		Metrics: map[string]float64{"new_leader_ms": ms}}, nil
+}
+
+func (r Restart) Name() string { return "restart" }
+func (r Restart) Available(c Cluster) error {
+	for _, id := range c.NodeIDs() {
+		if id == r.Node {
+			return multiNode(c)
+		}
+	}
+	return fmt.Errorf("no node %q", r.Node)
+}
+
+func (r Restart) Inject(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
+	leader, _ := c.Leader(ctx)
+	inj := Injection{Target: r.Node, Heal: restartHeal(c, r.Node)}
+	if err := c.Stop(ctx, r.Node); err != nil {
+		return inj, err
+	}
+	inj.Detail = "graceful stop of " + r.Node
+	if r.Node == leader {
+		inj.Detail += " (the leader)"
+	}
+	return inj, nil
+}
+
+// Isolate cuts one given node off from the others and heals by rejoining
+// it: for a scenario that reads from that node.
+type Isolate struct{ Node string }
+
+func (f Isolate) Name() string { return "isolate" }
+func (f Isolate) Available(c Cluster) error {
+	return errors.Join(Restart(f).Available(c), c.IsolationAvailable())
+}
+
+func (f Isolate) Inject(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
+	inj := Injection{Target: f.Node, Detail: f.Node + " cut off from the others", Heal: func(ctx context.Context) error {
+		if err := c.Rejoin(ctx, f.Node); err != nil {
+			return fmt.Errorf("rejoin %s: %w", f.Node, err)
+		}
+		return c.WaitHealthy(ctx, healthyWait)
+	}}
+	return inj, c.Isolate(ctx, f.Node)
+}

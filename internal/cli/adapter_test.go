@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestAdapterFlag: --adapter runs an out-of-process store like
+// --backend exec:…, its mutant exits 1 (the concurrent scenario finds its
+// lost updates in a few hundred steps), and a command line that does not
+// parse is bad usage.
+func TestAdapterFlag(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("NOT RUN: python3 not found")
+	}
+	if out, err := exec.Command(py, "-c", "import sys; print(sys.executable)").Output(); err == nil && len(out) > 1 {
+		py = strings.TrimSpace(string(out)) // skip a version manager's shim per process
+	}
+	script := filepath.Join("..", "..", "adapters", "python", "sqlite_store.py")
+	args := func(extra, scenario string) []string {
+		return []string{"run", "--adapter", py + " " + script + extra, "--scenario", scenario, "--seed", "1",
+			"--checks", "10", "--clients", "4", "--ops", "300", "--quiet", "--out", t.TempDir()}
+	}
+	if code, stdout, stderr := run(t, args("", "conformance")...); code != ExitOK || !strings.Contains(stdout, "PASS") {
+		t.Errorf("healthy adapter: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, stdout, stderr := run(t, args(" --broken no-cas", "concurrent")...); code != ExitFail || !strings.Contains(stdout, "lost update") {
+		t.Errorf("mutant adapter: exit %d\n%s%s", code, stdout, stderr)
+	}
+	if code, _, stderr := run(t, args(" 'unterminated", "conformance")...); code != ExitUsage || !strings.Contains(stderr, "unterminated single quote") {
+		t.Errorf("bad command line: exit %d: %s", code, stderr)
+	}
+}

@@ -1,0 +1,93 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/storecheck/storecheck/internal/mutantrun"
+	"github.com/storecheck/storecheck/reports"
+)
+
+// mutantsFlags are the flags of `storecheck mutants`.
+type mutantsFlags struct {
+	budget time.Duration
+	seed   seedFlag
+	out    string
+	only   stringList
+}
+
+func (f *mutantsFlags) register(fs *flag.FlagSet) {
+	f.only.split = true
+	fs.DurationVar(&f.budget, "budget", mutantrun.DefaultBudget, "time bound of each run (one backend × one scenario)")
+	fs.Var(&f.seed, "seed", "base seed; each scenario's seed is derived from it and printed (default: a fresh one)")
+	fs.StringVar(&f.out, "out", "storecheck-mutants", "output folder (DIR); mutants.json and summary.json are written there")
+	fs.Var(&f.only, "only", "catalogue entries to run, comma-separated or repeated (default: every mutant and every correct backend)")
+}
+
+// mutantsCommand runs the catalogue of broken stores and the correct
+// backends through the scenarios, prints which check caught each, and exits
+// 1 when a mutant survives or a correct backend is flagged.
+func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
+	var f mutantsFlags
+	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
+	f.register(fs)
+	if err := parseFlags(fs, args, e.stdout); err != nil {
+		if err == errHelp {
+			return ExitOK, nil
+		}
+		return ExitUsage, err
+	}
+	if f.budget <= 0 {
+		return ExitUsage, usagef("--budget must be positive, got %v", f.budget)
+	}
+	subjects := mutantrun.Subjects()
+	if len(f.only.values) > 0 {
+		var err error
+		if subjects, err = mutantrun.Select(subjects, f.only.values); err != nil {
+			return ExitUsage, usagef("--only: %v", err)
+		}
+	}
+	if err := prepareOut(f.out); err != nil {
+		return ExitUsage, err
+	}
+	seed := f.seed.resolve()
+	r := mutantrun.Runner{Subjects: subjects, Seed: seed, Budget: f.budget, OutDir: f.out,
+		Progress: func(s mutantrun.Subject, res mutantrun.RunResult) {
+			fmt.Fprintf(e.stderr, "storecheck: %s (%s) %s, seed %d: %s (%d ops, %v)\n",
+				s.Name, s.Kind, res.Scenario, res.Seed, res.Verdict, res.Ops, res.Time.Round(time.Millisecond))
+		}}
+	scs, err := mutantrun.DefaultScenarios()
+	if err != nil {
+		return ExitUsage, err
+	}
+	var derived []string
+	for _, sc := range scs {
+		derived = append(derived, fmt.Sprintf("%s %d", sc.Name, mutantrun.DeriveSeed(seed, sc.Name)))
+	}
+	fmt.Fprintf(e.stderr, "storecheck: seed %d (repeat with --seed %d); run seeds: %s\n", seed, seed, strings.Join(derived, ", "))
+	r.Scenarios = scs
+	table, err := r.Run(ctx)
+	if err != nil {
+		return ExitUsage, err
+	}
+	table.Pass()
+	if err := reports.WriteJSON(filepath.Join(f.out, "mutants.json"), table); err != nil {
+		return ExitUsage, fmt.Errorf("could not write the table: %w", err)
+	}
+	sum := table.Summary("storecheck mutants " + strings.Join(args, " "))
+	if err := reports.WriteJSON(filepath.Join(f.out, "summary.json"), sum); err != nil {
+		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
+	}
+	if err := table.Write(e.stdout); err != nil {
+		return ExitUsage, err
+	}
+	fmt.Fprintf(e.stdout, "table: %s\nsummary: %s\n", filepath.Join(f.out, "mutants.json"), filepath.Join(f.out, "summary.json"))
+	if !table.Passed {
+		return ExitFail, nil
+	}
+	return ExitOK, nil
+}

@@ -1,0 +1,103 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/storecheck/storecheck/internal/cli"
+)
+
+// TestNoTokenInAnyOutput plants an auth token in the environment (where
+// storecheck reads it) and, defensively, in backend URLs (where it must
+// never be used), runs storecheck with each, and greps every file the
+// runs wrote and everything they printed. A fake primary checks that the
+// environment's token is really sent to the server.
+func TestNoTokenInAnyOutput(t *testing.T) {
+	const envToken = "sc-env-token-7f3a9c51"
+	const urlToken = "sc-url-token-41b2d8e0"
+	t.Setenv("LIBSQL_AUTH_TOKEN", envToken)
+	t.Setenv("STORECHECK_TEST_TOKEN", envToken)
+
+	var mu sync.Mutex
+	var auth []string
+	primary := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		auth = append(auth, r.Header.Get("Authorization"))
+		mu.Unlock()
+		http.Error(w, "not a real sqld", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(primary.Close)
+
+	dbs, outs := t.TempDir(), t.TempDir()
+	small := []string{"--scenario", "replica-lag-conflict", "--seed", "3", "--clients", "2", "--executions", "1", "--ops", "40"}
+	runs := [][]string{
+		// The token from the environment, a primary that refuses: NOT RUN.
+		{"--backend", "libsql+replica:" + filepath.Join(dbs, "a.db") + "?primary=" + primary.URL + "&token_env=STORECHECK_TEST_TOKEN"},
+		{"--backend", "libsql+replica:" + filepath.Join(dbs, "b.db") + "?primary=" + primary.URL},
+		// Tokens in URLs: refused before anything runs, without echoing them.
+		{"--backend", "libsql+replica:" + filepath.Join(dbs, "c.db") + "?primary=" + primary.URL + "&authToken=" + urlToken},
+		{"--backend", "libsql+replica:" + filepath.Join(dbs, "d.db") + "?primary=http://user:" + urlToken + "@127.0.0.1:1"},
+		{"--backend", "lagsim:" + filepath.Join(dbs, "e.db") + "?lag=10ms&token=" + urlToken},
+		// A run that passes, with the token in the environment.
+		{"--backend", "lagsim:" + filepath.Join(dbs, "f.db") + "?lag=10ms"},
+	}
+	var printed bytes.Buffer
+	for i, args := range runs {
+		out := filepath.Join(outs, string(rune('a'+i)))
+		var stdout, stderr bytes.Buffer
+		code := cli.Main(context.Background(), append(append([]string{"run", "--out", out}, args...), small...), &stdout, &stderr)
+		t.Logf("run %d: exit %d\n%s%s", i, code, lastLines(stdout.String(), 3), stderr.String())
+		printed.Write(stdout.Bytes())
+		printed.Write(stderr.Bytes())
+	}
+	for _, secret := range []string{envToken, urlToken} {
+		if strings.Contains(printed.String(), secret) {
+			t.Errorf("a token was printed:\n%s", printed.String())
+		}
+	}
+	files := 0
+	err := filepath.WalkDir(outs, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for _, secret := range []string{envToken, urlToken} {
+			if bytes.Contains(raw, []byte(secret)) {
+				t.Errorf("%s holds a token", path)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files < 10 {
+		t.Errorf("the runs wrote only %d files: the grep proves little", files)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(auth) == 0 {
+		t.Fatalf("the fake primary was never called")
+	}
+	for _, a := range auth {
+		if a != "Bearer "+envToken {
+			t.Errorf("the primary got Authorization %q, want the environment's token", a)
+		}
+	}
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n") + "\n"
+}

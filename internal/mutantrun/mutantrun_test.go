@@ -1,0 +1,148 @@
+package mutantrun
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/scenarios"
+)
+
+// ciScenarios are the catalogue's two scenarios, conformance first with its
+// minimisation bounded, so that with StopAtCatch only the mutants it cannot
+// see reach the concurrent scenario (whose checker is slowest on the
+// histories of mutants the sequential suite already catches).
+func ciScenarios() []scenarios.Scenario {
+	return []scenarios.Scenario{quickConformance(300 * time.Millisecond), concurrentScenario()}
+}
+
+// Every mutant is caught and no correct backend is flagged, at three seeds,
+// so that a false positive would show.
+func TestEveryMutantCaught(t *testing.T) {
+	for seed := uint64(1); seed <= 3; seed++ {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			tab, err := Runner{Scenarios: ciScenarios(), Seed: seed, StopAtCatch: true, Budget: time.Minute, TempDir: t.TempDir()}.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var b strings.Builder
+			if err := tab.Write(&b); err != nil {
+				t.Fatal(err)
+			}
+			t.Log("\n" + b.String())
+			if !tab.Pass() {
+				t.Errorf("survivors %v, flagged %v", tab.Survivors(), tab.Flagged())
+				for _, row := range tab.Rows {
+					for _, r := range row.Runs {
+						if r.Verdict == reports.Fail && row.Kind == Correct || r.Verdict == reports.NotRun && !strings.HasPrefix(r.Reason, "skipped:") {
+							t.Errorf("%s %s: %s: %s", row.Name, r.Scenario, r.Verdict, r.Reason)
+						}
+					}
+				}
+			}
+			if len(tab.Rows) != len(Subjects()) {
+				t.Errorf("%d rows, want one per subject (%d)", len(tab.Rows), len(Subjects()))
+			}
+		})
+	}
+}
+
+// The table records misses: with only the concurrent scenario, mutants
+// that only the sequential suite can see survive, and the catalogue fails.
+func TestTableRecordsMisses(t *testing.T) {
+	subjects, err := Select(Subjects(), []string{"trace-off-by-one", "page-skip", "read-check-write", "memory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := Runner{Subjects: subjects, Scenarios: []scenarios.Scenario{concurrentScenario()}, Seed: 7}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Pass() || tab.Passed {
+		t.Error("the catalogue passed with surviving mutants")
+	}
+	if got := fmt.Sprint(tab.Survivors()); got != "[trace-off-by-one page-skip]" {
+		t.Errorf("survivors %s, want [trace-off-by-one page-skip]", got)
+	}
+	if row, _ := tab.Row("read-check-write"); !row.Caught || row.By == nil || row.By.Guarantee != "lost update" {
+		t.Errorf("read-check-write: %+v", row)
+	}
+	if row, _ := tab.Row("memory"); row.Caught || !row.OK() {
+		t.Errorf("memory flagged: %+v", row)
+	}
+	var b strings.Builder
+	if err := tab.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"trace-off-by-one", "NO", "FAIL: survivors trace-off-by-one, page-skip, flagged none"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table does not show %q:\n%s", want, b.String())
+		}
+	}
+}
+
+// The real conformance scenario, through scenarios.Lookup: the run is
+// measured up to the failing case, the minimal sequence is kept, and the
+// summary has one run per subject × scenario with derived seeds.
+func TestRealScenarios(t *testing.T) {
+	subjects, err := Select(Subjects(), []string{"version-not-restored", "memory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	tab, err := Runner{Subjects: subjects, Seed: 3, OutDir: out}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tab.Pass() {
+		t.Fatalf("survivors %v, flagged %v", tab.Survivors(), tab.Flagged())
+	}
+	row, _ := tab.Row("version-not-restored")
+	by := row.By
+	if by == nil || by.Scenario != "conformance" || by.Guarantee != "model conformance" {
+		t.Fatalf("caught by %+v", by)
+	}
+	if by.MinimalLength() < 1 || by.OpsToCatch < 1 || by.OpsToCatch > by.Ops || by.TimeToCatch > by.Time {
+		t.Errorf("minimal %d, ops to catch %d of %d, time to catch %v of %v", by.MinimalLength(), by.OpsToCatch, by.Ops, by.TimeToCatch, by.Time)
+	}
+	sum := tab.Summary("storecheck mutants --seed 3")
+	if len(sum.Runs) != 4 || sum.Seed != 3 {
+		t.Fatalf("summary: %+v", sum)
+	}
+	for _, r := range sum.Runs {
+		if r.Seed != DeriveSeed(3, r.Scenario) || !strings.Contains(r.Reproduce, fmt.Sprint(r.Seed)) || r.Dir == "" {
+			t.Errorf("run %+v", r)
+		}
+	}
+	b, err := json.Marshal(tab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Table
+	if err := json.Unmarshal(b, &back); err != nil || len(back.Rows) != 2 || !back.Passed {
+		t.Errorf("mutants.json round trip: %v %+v", err, back)
+	}
+}
+
+func TestSelect(t *testing.T) {
+	got, err := Select(Subjects(), []string{"sqlite", "blind-write"})
+	if err != nil || len(got) != 2 || got[0].Name != "blind-write" {
+		t.Errorf("Select = %v, %v", got, err)
+	}
+	_, err = Select(Subjects(), []string{"nope"})
+	if err == nil || !strings.Contains(err.Error(), `unknown catalogue entry "nope" (known: blind-write,`) || !strings.Contains(err.Error(), "guarded-upsert") {
+		t.Errorf("error %v", err)
+	}
+}
+
+func TestDeriveSeed(t *testing.T) {
+	a, b := DeriveSeed(1, "conformance"), DeriveSeed(1, "concurrent")
+	if a == 0 || b == 0 || a == b || a != DeriveSeed(1, "conformance") || a == DeriveSeed(2, "conformance") {
+		t.Errorf("seeds %d %d", a, b)
+	}
+}

@@ -1,0 +1,105 @@
+package mutantrun
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/storecheck/storecheck/backends/mutants"
+)
+
+// Kind says what a subject is expected to do.
+type Kind string
+
+const (
+	// Mutant is a deliberately broken store: some scenario must fail it.
+	Mutant Kind = "mutant"
+	// Correct is a store that keeps the contract: no scenario may fail it.
+	Correct Kind = "correct"
+)
+
+// Subject is one backend the catalogue runs.
+type Subject struct {
+	// Name is the catalogue name, e.g. "blind-write" or "sqlite".
+	Name string
+	Kind Kind
+	// Breaks is the clause a mutant breaks, in one sentence; for a correct
+	// backend, what it is.
+	Breaks string
+	// URL returns the backend URL of a fresh store whose files, if any, go
+	// in dir (a folder the runner owns for one run). URL(".") is the form
+	// reports show, which reproduces the run in the current folder.
+	URL func(dir string) string
+}
+
+// Subjects returns every mutant of the catalogue and every correct backend:
+// the reference model, the SQLite and libSQL files, and guarded-upsert.
+func Subjects() []Subject {
+	var out []Subject
+	for _, m := range mutants.Catalogue() {
+		if !m.Correct {
+			out = append(out, mutantSubject(m))
+		}
+	}
+	out = append(out,
+		Subject{Name: "memory", Kind: Correct, Breaks: "nothing: the in-memory reference model.",
+			URL: func(string) string { return "memory:" }},
+		Subject{Name: "sqlite", Kind: Correct, Breaks: "nothing: the SQLite store on a fresh file.",
+			URL: func(dir string) string { return "sqlite:" + filepath.Join(dir, "store.db") }},
+		Subject{Name: "libsql", Kind: Correct, Breaks: "nothing: the libSQL store on a fresh file.",
+			URL: func(dir string) string { return "libsql:" + filepath.Join(dir, "store.db") }},
+	)
+	for _, m := range mutants.Catalogue() {
+		if m.Correct {
+			out = append(out, mutantSubject(m))
+		}
+	}
+	return out
+}
+
+// mutantSubject is a catalogue entry opened as mutant:NAME, on a file in a
+// folder of its own.
+func mutantSubject(m mutants.Mutant) Subject {
+	kind := Mutant
+	if m.Correct {
+		kind = Correct
+	}
+	url := mutants.Scheme + ":" + m.Name
+	return Subject{Name: m.Name, Kind: kind, Breaks: m.Breaks, URL: func(string) string { return url }}
+}
+
+// Select returns the subjects named, in catalogue order; the error names an
+// unknown one and lists the known.
+func Select(all []Subject, names []string) ([]Subject, error) {
+	want := map[string]bool{}
+	for _, n := range names {
+		if !known(all, n) {
+			return nil, unknownSubject(all, n)
+		}
+		want[n] = true
+	}
+	var out []Subject
+	for _, s := range all {
+		if want[s.Name] {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+func known(all []Subject, name string) bool {
+	for _, s := range all {
+		if s.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func unknownSubject(all []Subject, name string) error {
+	var names []string
+	for _, s := range all {
+		names = append(names, s.Name)
+	}
+	return fmt.Errorf("unknown catalogue entry %q (known: %s)", name, strings.Join(names, ", "))
+}

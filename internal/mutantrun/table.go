@@ -1,0 +1,137 @@
+package mutantrun
+
+import (
+	"time"
+
+	"github.com/storecheck/storecheck/conformance"
+	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/scenarios"
+)
+
+// RunResult is one subject × scenario run.
+type RunResult struct {
+	Scenario string          `json:"scenario"`
+	Seed     uint64          `json:"seed"`
+	Backend  string          `json:"backend"` // the URL as reports show it
+	Verdict  reports.Verdict `json:"verdict"`
+	// Guarantee names the broken guarantee on FAIL.
+	Guarantee string `json:"guarantee,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	// Ops and Time are the whole run's: for conformance, minimisation
+	// included.
+	Ops  int64         `json:"ops"`
+	Time time.Duration `json:"time_ns"`
+	// OpsToCatch and TimeToCatch are the store calls and time until the
+	// failure was found: for conformance, until the failing test case
+	// ended, before minimisation; for concurrent, the whole run (its
+	// checks run on the finished history).
+	OpsToCatch  int64         `json:"ops_to_catch"`
+	TimeToCatch time.Duration `json:"time_to_catch_ns"`
+	Cases       int64         `json:"cases,omitempty"`
+	// MinimalSteps is the shrunk failing sequence (conformance).
+	MinimalSteps []string           `json:"minimal_steps,omitempty"`
+	Metrics      map[string]float64 `json:"metrics,omitempty"`
+	// Dir holds the run's artifacts, relative to the output folder.
+	Dir string `json:"dir,omitempty"`
+}
+
+// fill copies what a scenario reported.
+func (r *RunResult) fill(out scenarios.Result) {
+	r.Verdict, r.Reason, r.Guarantee = out.Verdict, out.Reason, out.Guarantee
+	r.Ops, r.Cases, r.MinimalSteps, r.Metrics = out.Ops, out.Cases, out.MinimalSteps, out.Metrics
+}
+
+// MinimalLength is the number of operations of the shrunk failing sequence;
+// 0 when there is none.
+func (r RunResult) MinimalLength() int { return conformance.StepCount(r.MinimalSteps) }
+
+// Row is one subject of the table.
+type Row struct {
+	Name   string `json:"name"`
+	Kind   Kind   `json:"kind"`
+	Breaks string `json:"breaks"`
+	// Caught is true when some scenario failed the subject: for a mutant,
+	// it was caught; for a correct backend, it was flagged.
+	Caught bool        `json:"caught"`
+	Runs   []RunResult `json:"runs"`
+	// By is the run that caught the subject soonest; nil when none did.
+	By *RunResult `json:"by,omitempty"`
+}
+
+// settle decides Caught and By from the runs.
+func (row *Row) settle() {
+	row.Caught, row.By = false, nil
+	for i := range row.Runs {
+		r := &row.Runs[i]
+		if r.Verdict != reports.Fail {
+			continue
+		}
+		if !row.Caught || r.TimeToCatch < row.By.TimeToCatch {
+			row.By = r
+		}
+		row.Caught = true
+	}
+}
+
+// OK reports whether the row is as it should be: a mutant caught, a
+// correct backend not flagged.
+func (row Row) OK() bool { return row.Caught == (row.Kind == Mutant) }
+
+// Table is the catalogue's result.
+type Table struct {
+	Seed      uint64            `json:"seed"`
+	Seeds     map[string]uint64 `json:"seeds"` // per scenario, derived from Seed
+	Scenarios []string          `json:"scenarios"`
+	Budget    time.Duration     `json:"budget_ns"`
+	Sizing    Sizing            `json:"sizing"`
+	Rows      []Row             `json:"rows"`
+	// Interrupted is set when the run was stopped before the end.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Passed is every mutant caught, no correct backend flagged, and the
+	// run not interrupted; see Pass.
+	Passed bool `json:"passed"`
+}
+
+// Pass reports whether every mutant was caught, no correct backend was
+// flagged and the run was not interrupted, and records it in Passed.
+func (t *Table) Pass() bool {
+	t.Passed = !t.Interrupted
+	for _, row := range t.Rows {
+		if !row.OK() {
+			t.Passed = false
+		}
+	}
+	return t.Passed
+}
+
+// Survivors are the mutants no scenario caught.
+func (t *Table) Survivors() []string {
+	var out []string
+	for _, row := range t.Rows {
+		if row.Kind == Mutant && !row.Caught {
+			out = append(out, row.Name)
+		}
+	}
+	return out
+}
+
+// Flagged are the correct backends some scenario failed.
+func (t *Table) Flagged() []string {
+	var out []string
+	for _, row := range t.Rows {
+		if row.Kind == Correct && row.Caught {
+			out = append(out, row.Name)
+		}
+	}
+	return out
+}
+
+// Row returns the row of name, if any.
+func (t *Table) Row(name string) (Row, bool) {
+	for _, row := range t.Rows {
+		if row.Name == name {
+			return row, true
+		}
+	}
+	return Row{}, false
+}

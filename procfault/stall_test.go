@@ -1,0 +1,80 @@
+package procfault
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storecheck/storecheck/linearizability"
+)
+
+// A worker stopped while it holds the write lock makes the others' writes
+// fail with busy errors (recorded as failed or indeterminate), and the
+// merged history of every process still checks.
+func TestWriterStallEmbedded(t *testing.T) {
+	for _, scheme := range []string{"sqlite:", "libsql:"} {
+		t.Run(strings.TrimSuffix(scheme, ":"), func(t *testing.T) {
+			out := t.TempDir()
+			url := scheme + filepath.Join(t.TempDir(), "s.db")
+			res, err := WriterStall(context.Background(), StallOptions{URL: url, Seed: 1, Command: selfCommand(t), OutDir: out})
+			if errors.Is(err, ErrNotRun) && strings.Contains(err.Error(), "without cgo") {
+				t.Skip(err)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Err != nil {
+				t.Fatalf("%v (history in %s)", res.Err, out)
+			}
+			if res.Report.Verdict != linearizability.Ok {
+				t.Fatalf("verdict %s: %v", res.Report.Verdict, res.Report.Notes)
+			}
+			if res.Window < DefaultWindow || res.Busy == 0 {
+				t.Errorf("want a stall of at least %v that the others saw as busy errors; got %v and %d", DefaultWindow, res.Window, res.Busy)
+			}
+			if len(res.Artifacts) == 0 {
+				t.Errorf("no history kept")
+			}
+			t.Logf("%s worker %d stopped at its commit %d for %v; %d operations of the others failed meanwhile; %d operations in all; clock step %v",
+				scheme, res.Stalled, res.StallAt, res.Window, res.Busy, len(res.History.Ops), res.ClockStep)
+		})
+	}
+}
+
+func TestWriterStallRefusesWhatItCannotStall(t *testing.T) {
+	for _, url := range []string{"memory:", "sqlite::memory:", "mutant:split-commit?path=/tmp/x.db"} {
+		if ok, why := StallApplies(url); ok || why == "" {
+			t.Errorf("%s: writer-stall applies (%v, %q)", url, ok, why)
+		}
+		if _, err := WriterStall(context.Background(), StallOptions{URL: url}); !errors.Is(err, ErrNotRun) {
+			t.Errorf("%s: want ErrNotRun, got %v", url, err)
+		}
+	}
+}
+
+// mergeHistories gives each process its own client ids and orders the
+// operations by return (an indeterminate one by when its error came back).
+func TestMergeHistories(t *testing.T) {
+	op := func(client int, call, ret int64, out linearizability.Outcome) linearizability.Operation {
+		o := linearizability.Operation{Client: client, Kind: linearizability.KindAppendTrace, Execution: "e0", Call: call, Return: ret, Output: linearizability.Output{Outcome: out}}
+		if out == linearizability.OutcomeIndeterminate {
+			o.Return, o.Output.Observed = linearizability.EndOfHistory, ret
+		}
+		return o
+	}
+	a := []linearizability.Operation{op(0, 1, 5, linearizability.OutcomeOK), op(0, 6, 9, linearizability.OutcomeIndeterminate)}
+	b := []linearizability.Operation{op(0, 2, 3, linearizability.OutcomeOK), op(1, 4, 7, linearizability.OutcomeFailed)}
+	h, source := mergeHistories(linearizability.DefaultMeta(), [][]linearizability.Operation{a, b})
+	var got []string
+	for i, o := range h.Ops {
+		got = append(got, strings.Join([]string{string(rune('a' + source[i])), string(rune('0' + o.Client))}, ""))
+	}
+	if want := "b1 a0 b2 a0"; strings.Join(got, " ") != want {
+		t.Fatalf("merged order (process, client): want %s, got %s", want, strings.Join(got, " "))
+	}
+	if err := linearizability.Validate(h); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,204 @@
+package replicalag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/storecheck/storecheck/backends/replica"
+	"github.com/storecheck/storecheck/linearizability"
+	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/reports"
+)
+
+// phase is one level of the sweep, or the fault phase.
+type phase struct {
+	index   int           // position, for seed streams
+	name    string        // "lag_200ms" or "faults"
+	lag     time.Duration // the replicas' sync interval
+	updates int           // the plan's updates, all clients together
+	time    time.Duration // traffic bound
+	faults  bool
+}
+
+// errNotOpened marks a cluster that could not be opened: the backend is
+// not there, which a scenario reports as NOT RUN.
+var errNotOpened = errors.New("replicas could not be opened")
+
+// runPhase opens a fresh cluster, runs the traffic (and faults), heals,
+// checks and measures.
+func runPhase(ctx context.Context, t Target, cfg *Config, ph phase) (res *LevelResult, err error) {
+	cl, err := t.Open(ctx, ph.lag, cfg.Seed)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", errNotOpened, ph.name, err)
+	}
+	defer func() { err = errors.Join(err, cl.Close()) }()
+	names := make([]string, cfg.Clients)
+	replicas := map[string]*replica.Store{}
+	var stores []*replica.Store
+	for i := range names {
+		names[i] = fmt.Sprintf("r%d", i)
+		r, err := cl.NewReplica(ctx, names[i], stream(ph.index, i, useSchedule))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", errNotOpened, ph.name, err)
+		}
+		replicas[names[i]], stores = r, append(stores, r)
+	}
+	execs := cfg.executionIDs()
+	if err := checkEmpty(ctx, cl.Primary(), execs); err != nil {
+		return nil, err
+	}
+	rec := linearizability.NewRecorder(cl.Primary())
+	plans := newPlans(cfg.Seed, ph.index, cfg.Clients, ph.updates, cfg.Executions)
+	clients := make([]*client, cfg.Clients)
+	for i, r := range stores {
+		c := rec.NewClient(linearizability.ClientOptions{Store: r, Replica: r.Name(), ReadYourWrites: r.ReadYourWrites()})
+		clients[i] = &client{plan: plans[i], c: c, execs: execs, tries: cfg.MaxAttempts, timeout: cfg.OpTimeout}
+	}
+
+	start := time.Now()
+	deadline := start.Add(ph.time)
+	var inj *injector
+	var wg sync.WaitGroup
+	if ph.faults {
+		inj = &injector{cluster: cl, replicas: replicas, now: rec.Now}
+		plan := faultPlan(cfg.Seed, names)
+		deadline = start.Add(min(ph.time, planEnd(plan)+faultTail))
+		wg.Go(func() { inj.run(ctx, start, plan) })
+	}
+	errs := make([]error, len(clients))
+	for i, c := range clients {
+		wg.Go(func() { errs[i] = c.run(ctx, deadline, cfg.Progress) })
+	}
+	wg.Wait()
+	traffic := time.Since(start)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("replicalag: %s: %w", ph.name, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("replicalag: %s stopped: %w", ph.name, err)
+	}
+
+	h, err := heal(ctx, rec, stores, execs)
+	if err != nil {
+		return nil, fmt.Errorf("replicalag: %s: %w", ph.name, err)
+	}
+	h.Meta = linearizability.Meta{TraceMax: model.DefaultTraceMax, Seed: cfg.Seed, Scenario: "replica-lag-conflict/" + ph.name, Store: cfg.Store}
+	rep, err := linearizability.Check(ctx, h, linearizability.Options{Timeout: cfg.CheckTimeout})
+	if err != nil {
+		return nil, fmt.Errorf("replicalag: %s: check: %w", ph.name, err)
+	}
+	res = measure(h, rep, clients)
+	res.Name, res.Lag, res.TrafficMS = ph.name, ph.lag, traffic.Milliseconds()
+	if inj != nil {
+		res.Faults, res.Notes = inj.log, append(res.Notes, inj.notes...)
+	}
+	if cfg.OutDir != "" {
+		if err := writeArtifacts(ctx, filepath.Join(cfg.OutDir, ph.name), h, rep, res.Faults, cfg.CheckTimeout); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// heal syncs every replica, takes the primary's heal reads, then each
+// replica's heal loads, and returns the whole history.
+func heal(ctx context.Context, rec *linearizability.Recorder, stores []*replica.Store, execs []string) (linearizability.History, error) {
+	for _, r := range stores {
+		if err := retry(ctx, func() error { return r.Sync(ctx) }); err != nil {
+			return linearizability.History{}, fmt.Errorf("heal: %w", err)
+		}
+	}
+	if err := linearizability.Heal(ctx, rec.HealClient(), rec.History()); err != nil {
+		return linearizability.History{}, err
+	}
+	for _, r := range stores {
+		c := rec.NewClient(linearizability.ClientOptions{Store: r, Replica: r.Name(), ReadYourWrites: r.ReadYourWrites(), Heal: true})
+		for _, e := range execs {
+			if err := retry(ctx, func() error { _, err := c.Load(ctx, e); return err }); err != nil {
+				return linearizability.History{}, fmt.Errorf("heal load of %s on %s: %w", e, r.Name(), err)
+			}
+		}
+	}
+	return rec.History(), nil
+}
+
+// retry runs fn up to five times, backing off between attempts.
+func retry(ctx context.Context, fn func() error) error {
+	var err error
+	for attempt := range 5 {
+		if err = fn(); err == nil {
+			return nil
+		}
+		if !sleep(ctx, time.Duration(attempt+1)*100*time.Millisecond) {
+			return errors.Join(err, ctx.Err())
+		}
+	}
+	return err
+}
+
+// checkEmpty refuses a primary that holds rows the level did not write.
+func checkEmpty(ctx context.Context, s model.Store, execs []string) error {
+	for _, e := range execs {
+		exe, err := s.Load(ctx, e)
+		if err != nil {
+			return fmt.Errorf("replicalag: check the primary is empty: %w", err)
+		}
+		if exe != nil {
+			return fmt.Errorf("replicalag: the primary holds execution %s already; it must start empty", e)
+		}
+	}
+	outbox, err := s.PendingOutbox(ctx)
+	if err != nil {
+		return fmt.Errorf("replicalag: check the primary is empty: %w", err)
+	}
+	timers, err := s.DueTimers(ctx, math.MaxFloat64)
+	if err != nil {
+		return fmt.Errorf("replicalag: check the primary is empty: %w", err)
+	}
+	if len(outbox)+len(timers) > 0 {
+		return fmt.Errorf("replicalag: the primary holds %d outbox and %d timer rows; it must start empty", len(outbox), len(timers))
+	}
+	return nil
+}
+
+// writeArtifacts keeps a level's evidence in dir: the history, the
+// verdict and violations, the fault log, and for an illegal history
+// porcupine's visualization.
+func writeArtifacts(ctx context.Context, dir string, h linearizability.History, rep *linearizability.Report, faults []reports.Fault, timeout time.Duration) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("replicalag: artifacts: %w", err)
+	}
+	if err := linearizability.SaveFile(filepath.Join(dir, "history.jsonl"), h); err != nil {
+		return fmt.Errorf("replicalag: artifacts: %w", err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "verdict: %s\n", rep.Verdict)
+	for _, v := range rep.Violations {
+		fmt.Fprintln(&b, v.Error())
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(&b, "note: %s\n", n)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "violations.txt"), []byte(b.String()), 0o644); err != nil {
+		return fmt.Errorf("replicalag: artifacts: %w", err)
+	}
+	if len(faults) > 0 {
+		if err := writeLog(dir, faults); err != nil {
+			return err
+		}
+	}
+	if rep.Verdict == linearizability.Illegal {
+		path := filepath.Join(dir, "visualization.html")
+		if err := linearizability.VisualizeFile(ctx, path, h, rep, linearizability.Options{Timeout: timeout}); err != nil {
+			return fmt.Errorf("replicalag: artifacts: %w", err)
+		}
+	}
+	return nil
+}

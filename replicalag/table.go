@@ -1,0 +1,131 @@
+package replicalag
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/storecheck/storecheck/reports"
+)
+
+// Files a sweep writes in its OutDir, besides a folder per phase.
+const (
+	SweepJSON = "sweep.json"
+	SweepMD   = "sweep.md"
+)
+
+// levelRow is one phase in sweep.json: its counts and its rates.
+type levelRow struct {
+	*LevelResult
+	ConflictRate     float64 `json:"conflict_rate"`
+	SpuriousRate     float64 `json:"spurious_rate"`
+	RetriesPerCommit float64 `json:"retries_per_commit"`
+	StaleReadRate    float64 `json:"stale_read_rate"`
+	MaxStalenessMS   float64 `json:"max_staleness_ms"`
+	MedianStaleMS    float64 `json:"median_staleness_ms"`
+}
+
+func row(lr *LevelResult) levelRow {
+	return levelRow{LevelResult: lr, ConflictRate: lr.ConflictRate(), SpuriousRate: lr.SpuriousRate(),
+		RetriesPerCommit: lr.RetriesPerCommit(), StaleReadRate: lr.StaleReadRate(), MaxStalenessMS: ms(lr.MaxStaleness),
+		MedianStaleMS: ms(lr.MedianStaleness)}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// write saves sweep.json and sweep.md in dir, and copies the history (and
+// fault log) of the fault phase, or else of the top level, to dir itself,
+// where the reports look for a run's history.
+func (r *Result) write(dir string) error {
+	doc := struct {
+		*Result
+		Levels []levelRow `json:"levels"`
+		Faults *levelRow  `json:"faults,omitempty"`
+	}{Result: r}
+	for _, lr := range r.Levels {
+		doc.Levels = append(doc.Levels, row(lr))
+	}
+	if r.Faults != nil {
+		fr := row(r.Faults)
+		doc.Faults = &fr
+	}
+	raw, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return fmt.Errorf("replicalag: %s: %w", SweepJSON, err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, SweepJSON), append(raw, '\n'), 0o644); err != nil {
+		return fmt.Errorf("replicalag: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, SweepMD), []byte(r.Markdown()), 0o644); err != nil {
+		return fmt.Errorf("replicalag: %w", err)
+	}
+	shown := r.Faults
+	if shown == nil && len(r.Levels) > 0 {
+		shown = r.Levels[len(r.Levels)-1]
+	}
+	if shown == nil {
+		return nil
+	}
+	for _, f := range []string{"history.jsonl", reports.FaultsFile} {
+		if err := copyFile(filepath.Join(dir, shown.Name, f), filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
+			return fmt.Errorf("replicalag: %w", err)
+		}
+	}
+	return nil
+}
+
+// Markdown is sweep.md: what ran, and one table row per phase.
+func (r *Result) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# replica-lag-conflict — %s\n\n", r.Kind)
+	if r.Simulation {
+		b.WriteString("These figures come from a **simulation** of embedded-replica lag (SQLite primary, replica files refreshed on a seeded schedule), not from libSQL.\n\n")
+	}
+	fmt.Fprintf(&b, "Seed %d, schedule digest `%s`, verdict **%s**.", r.Seed, r.Digest, r.Verdict)
+	if r.Reason != "" {
+		fmt.Fprintf(&b, " %s", r.Reason)
+	}
+	b.WriteString("\n\n")
+	b.WriteString("| phase | lag | updates | commits | conflict rate | spurious rate | retries/commit | gave up | stale reads | median / worst staleness | versions behind | lost updates | verdict |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, lr := range r.phases() {
+		fmt.Fprintf(&b, "| %s | %v | %d | %d | %.3f | %.3f | %.2f | %d | %.3f | %.1f / %.1f ms | %d | %d | %s |\n",
+			lr.Name, lr.Lag, lr.Updates, lr.Commits, lr.ConflictRate(), lr.SpuriousRate(), lr.RetriesPerCommit(),
+			lr.GaveUp, lr.StaleReadRate(), ms(lr.MedianStaleness), ms(lr.MaxStaleness), lr.MaxBehind, lr.LostUpdates, lr.Verdict)
+	}
+	b.WriteString("\nconflict rate: conflicts per commit attempt. spurious rate: conflicts whose load had already missed a version the primary acknowledged before the load began (they could not have won), per commit attempt. retries/commit: commit attempts beyond the first that a successful update needed. staleness: how long the first version a stale load missed had been acknowledged when the load began (the median over stale loads, and the worst).\n")
+	if f := r.Faults; f != nil {
+		b.WriteString("\nFaults injected in the fault phase (times on its history's clock):\n\n")
+		for _, ft := range f.Faults {
+			fmt.Fprintf(&b, "- %s %s from %.0f ms to %.0f ms\n", ft.Fault, ft.Target, float64(ft.StartNS)/1e6, float64(ft.EndNS)/1e6)
+		}
+	}
+	for _, lr := range r.phases() {
+		for _, n := range lr.Notes {
+			fmt.Fprintf(&b, "\nnote (%s): %s", lr.Name, n)
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}

@@ -1,0 +1,107 @@
+package replicalag
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/storecheck/storecheck/backends/lagsim"
+	"github.com/storecheck/storecheck/backends/libsql"
+	"github.com/storecheck/storecheck/backends/libsql/sqld"
+	"github.com/storecheck/storecheck/model"
+)
+
+// Applies reports whether a sweep can run on a backend URL, and if not,
+// why.
+func Applies(rawURL string) (bool, string) {
+	scheme, _, _ := strings.Cut(rawURL, ":")
+	switch scheme {
+	case lagsim.Scheme, libsqlReplicaScheme:
+		return true, ""
+	}
+	return false, "it needs replicas: a lagsim: (simulated) or libsql+replica: (sqld) backend"
+}
+
+// TargetFor returns the target a backend URL names: lagsim:PATH?lag=D
+// (the simulation) or libsql+replica:PATH?… (sqld and embedded replicas).
+func TargetFor(ctx context.Context, rawURL string) (Target, error) {
+	scheme, rest, _ := strings.Cut(rawURL, ":")
+	switch scheme {
+	case lagsim.Scheme:
+		return lagsimTarget(rest)
+	case libsqlReplicaScheme:
+		return libsqlTarget(ctx, rest)
+	}
+	_, why := Applies(rawURL)
+	return Target{}, errors.New(why)
+}
+
+// lagsimTarget opens simulated clusters on the URL's primary file.
+func lagsimTarget(rest string) (Target, error) {
+	t, err := lagsim.ParseURL(rest)
+	if err != nil {
+		return Target{}, err
+	}
+	kind := "lagsim: a simulation of embedded-replica lag (SQLite primary, replica files refreshed by the backup API), not libSQL"
+	if t.Mutant != "" {
+		kind += "; mutant " + t.Mutant
+	}
+	return Target{
+		Kind: kind, Simulation: true, Top: t.Lag, Jitter: t.Jitter,
+		Open: func(ctx context.Context, lag time.Duration, seed uint64) (Cluster, error) {
+			opt := t.Options
+			opt.Lag, opt.Seed = lag, seed // the run's seed, not the URL's
+			c, err := lagsim.OpenCluster(ctx, t.Path, model.DefaultConfig(), opt)
+			if err != nil {
+				return nil, err
+			}
+			if err := c.Primary().(model.Resetter).Reset(ctx); err != nil {
+				return nil, errors.Join(fmt.Errorf("empty the primary: %w", err), c.Close())
+			}
+			return lagsimCluster{c}, nil
+		},
+	}, nil
+}
+
+// lagsimCluster offers the simulated faults.
+type lagsimCluster struct{ *lagsim.Cluster }
+
+func (c lagsimCluster) CutReplica(_ context.Context, name string) error  { return c.Cut(name) }
+func (c lagsimCluster) HealReplica(_ context.Context, name string) error { return c.Heal(name) }
+func (c lagsimCluster) KillPrimary(context.Context) error                { c.StopPrimary(); return nil }
+func (c lagsimCluster) RestartPrimary(context.Context) error             { c.StartPrimary(); return nil }
+
+// libsqlReplicaScheme is the URL scheme of real embedded replicas.
+const libsqlReplicaScheme = libsql.ReplicaScheme
+
+// libsqlTarget opens clusters of go-libsql embedded replicas on an sqld
+// primary: the URL's, or one it starts now and stops at Target.Close. No
+// sqld here (no binary, no local image) is an error wrapping ErrNotOpened,
+// whose message is the NOT RUN reason.
+func libsqlTarget(ctx context.Context, rest string) (Target, error) {
+	t, err := libsql.ParseReplicaURL(rest)
+	if err != nil {
+		return Target{}, err
+	}
+	where := "the sqld at primary="
+	var server sqld.Server
+	var stop func() error
+	if t.Primary == "" {
+		if server, stop, err = libsql.StartPrimary(ctx, t); err != nil {
+			return Target{}, fmt.Errorf("%w: %w", errNotOpened, err)
+		}
+		where = "an sqld this run started"
+	}
+	return Target{
+		Kind: "libSQL embedded replicas (go-libsql) on " + where, Top: t.SyncInterval, Jitter: t.Jitter, Close: stop,
+		Open: func(ctx context.Context, lag time.Duration, seed uint64) (Cluster, error) {
+			c, err := libsql.OpenReplicaCluster(ctx, t, model.DefaultConfig(), libsql.ClusterOptions{Primary: t.Primary, Server: server, Interval: lag, Seed: seed})
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		},
+	}, nil
+}

@@ -1,0 +1,191 @@
+package replicalag
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/storecheck/storecheck/linearizability"
+	"github.com/storecheck/storecheck/model"
+)
+
+// Seed streams: every random choice of a level draws from a generator
+// seeded with (seed, stream), the stream naming the level, the client and
+// the use, so that no choice shifts another.
+const (
+	useTargets uint64 = iota + 1
+	useBackoff
+	useSchedule
+	useFaults
+)
+
+// stream names one generator: level li, client ci, use u.
+func stream(li, ci int, u uint64) uint64 { return uint64(li)<<40 | uint64(ci)<<8 | u }
+
+// clientPlan is one client's seeded schedule: the execution index each of
+// its updates targets. Its backoff jitter is drawn per (update, attempt).
+type clientPlan struct {
+	seed    uint64
+	level   int
+	idx     int
+	targets []int
+}
+
+// newPlans splits updates over clients, each update on a seeded execution.
+func newPlans(seed uint64, level, clients, updates, execs int) []clientPlan {
+	plans := make([]clientPlan, clients)
+	for i := range plans {
+		n := updates / clients
+		if i < updates%clients {
+			n++
+		}
+		rng := rand.New(rand.NewPCG(seed, stream(level, i, useTargets)))
+		p := clientPlan{seed: seed, level: level, idx: i, targets: make([]int, n)}
+		for k := range p.targets {
+			p.targets[k] = rng.IntN(execs)
+		}
+		plans[i] = p
+	}
+	return plans
+}
+
+// backoff is the wait before attempt (≥ 2) of update k: BackoffBase
+// doubled per attempt, capped, times a seeded factor in [0.5, 1.5).
+func (p clientPlan) backoff(k, attempt int) time.Duration {
+	rng := rand.New(rand.NewPCG(p.seed^uint64(k)<<20^uint64(attempt), stream(p.level, p.idx, useBackoff)))
+	d := BackoffBase << min(attempt-2, 10)
+	d = min(d, BackoffCap)
+	return time.Duration((0.5 + rng.Float64()) * float64(d))
+}
+
+// clientStats counts one client's updates: started, done, given up, and
+// the commit attempts beyond the first that the done ones needed.
+type clientStats struct {
+	updates, done, gaveUp, retries int
+}
+
+// client is one engine worker on its own replica.
+type client struct {
+	plan    clientPlan
+	c       *linearizability.Client
+	execs   []string
+	tries   int
+	timeout time.Duration
+	n       int // commit attempts, for tokens
+	stats   clientStats
+}
+
+// run takes the plan's updates until they are done, the deadline passes or
+// ctx ends. Store errors are recorded, not returned; the error is a
+// harness failure (a call the recorder refused).
+func (cl *client) run(ctx context.Context, deadline time.Time, progress *atomic.Int64) error {
+	for k, e := range cl.plan.targets {
+		if ctx.Err() != nil || !time.Now().Before(deadline) {
+			return nil
+		}
+		if err := cl.update(ctx, k, cl.execs[e]); err != nil {
+			return fmt.Errorf("client %d: %w", cl.plan.idx, err)
+		}
+		if progress != nil {
+			progress.Add(1)
+		}
+	}
+	return nil
+}
+
+// update is the engine's step for one event: load_for_event from the
+// replica, and unless the event is processed, commit the next version with
+// it on the primary; on any failure back off and start again, up to the
+// bound.
+func (cl *client) update(ctx context.Context, k int, exec string) error {
+	event := fmt.Sprintf("c%d-u%d", cl.plan.idx, k)
+	cl.stats.updates++
+	tried := 0 // commit attempts of this update
+	for attempt := 1; attempt <= cl.tries; attempt++ {
+		if attempt > 1 && !sleep(ctx, cl.plan.backoff(k, attempt)) {
+			return nil
+		}
+		octx, cancel := context.WithTimeout(ctx, cl.timeout)
+		exe, done, err := cl.c.LoadForEvent(octx, exec, event)
+		cancel()
+		switch {
+		case errors.Is(err, linearizability.ErrNotRecorded):
+			return err
+		case err != nil:
+			continue
+		case done: // an earlier attempt whose outcome was unknown won
+			cl.stats.done++
+			cl.stats.retries += tried - 1
+			return nil
+		}
+		tried++
+		err = cl.commit(ctx, exec, event, exe)
+		switch {
+		case err == nil:
+			cl.stats.done++
+			cl.stats.retries += tried - 1
+			return nil
+		case errors.Is(err, linearizability.ErrNotRecorded):
+			return err
+		}
+	}
+	cl.stats.gaveUp++
+	return nil
+}
+
+// commit writes the version after exe (nil: create it), carrying the
+// event and one emit, both unique witnesses of this attempt.
+func (cl *client) commit(ctx context.Context, exec, event string, exe *model.Execution) error {
+	cl.n++
+	token := fmt.Sprintf("c%d-%d", cl.plan.idx, cl.n)
+	from, prev := int64(0), ""
+	if exe != nil {
+		from, prev = exe.Version, tokenOf(exe)
+	}
+	next := &model.Execution{
+		ID: exec, DefinitionID: "storecheck", Version: from, Status: "running",
+		ActivePath: fmt.Sprintf("root/s%d", (from+1)%4),
+		Context:    json.RawMessage(fmt.Sprintf(`{"n":%d}`, from+1)),
+		Extra: map[string]json.RawMessage{
+			linearizability.TokenField: jsonString(token),
+			linearizability.PrevField:  jsonString(prev),
+		},
+	}
+	b := model.Batch{
+		ProcessedEventID: &event,
+		Emits:            []model.Emit{{Event: model.Event{ID: token + "/e0", Name: "advanced", Data: json.RawMessage(`{}`)}}},
+	}
+	octx, cancel := context.WithTimeout(ctx, cl.timeout)
+	defer cancel()
+	return cl.c.Commit(octx, next, b)
+}
+
+// sleep waits d, or less if ctx ends; false when it ended.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
+}
+
+// tokenOf reads the witness token of a loaded execution; "" when none.
+func tokenOf(exe *model.Execution) string {
+	var tok string
+	if raw, ok := exe.Extra[linearizability.TokenField]; ok {
+		_ = json.Unmarshal(raw, &tok)
+	}
+	return tok
+}
+
+func jsonString(s string) json.RawMessage {
+	raw, _ := json.Marshal(s)
+	return raw
+}

@@ -1,0 +1,105 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/storecheck/storecheck/linearizability"
+	"github.com/storecheck/storecheck/replicalag"
+	"github.com/storecheck/storecheck/reports"
+)
+
+// replicaLagScenario measures replica lag (property 10): clients load from
+// their own replica and commit on the primary, retrying conflicts, at every
+// lag of a sweep up to the backend URL's, then under replica faults. It
+// checks that commits stay linearizable, that no update is lost, that
+// replica reads are committed, monotonic and read-your-writes, and that the
+// replicas converge; it reports the conflict rate, the spurious-conflict
+// rate, retries per commit and the worst staleness per lag.
+func replicaLagScenario() Scenario {
+	return Scenario{
+		Name: "replica-lag-conflict",
+		Summary: "clients load from their own replica, commit on the primary and retry conflicts, at each lag of a sweep up to the URL's and under replica faults; " +
+			"no lost update, commits linearizable, replica reads monotonic and read-your-writes, replicas converge; conflict rate, retries and staleness per lag (lagsim: is a simulation)",
+		Applies: replicalag.Applies,
+		Run:     runReplicaLag,
+	}
+}
+
+func runReplicaLag(ctx context.Context, t Target, p Params) Result {
+	target, err := replicalag.TargetFor(ctx, t.URL)
+	if err != nil {
+		return Result{Verdict: reports.NotRun, Reason: flatReason(err.Error())}
+	}
+	if target.Close != nil {
+		defer func() {
+			if err := target.Close(); err != nil && p.Logger != nil {
+				p.Logger.Warn("could not stop the server the run started", "err", err)
+			}
+		}()
+	}
+	cfg := replicalag.Config{
+		Clients: p.Clients, Executions: p.Executions, Updates: p.Ops, LevelTime: p.Duration,
+		Seed: p.Seed, Faults: true, OutDir: p.OutDir, Store: reports.Redact(t.URL),
+	}
+	if p.Progress != nil {
+		cfg.Progress = &p.Progress.Ops
+	}
+	res, err := replicalag.Run(ctx, target, cfg)
+	switch {
+	case err != nil && errors.Is(err, context.Canceled):
+		return Result{Verdict: reports.Interrupted, Reason: "interrupted during the sweep"}
+	case err != nil && replicalag.IsNotOpened(err):
+		return Result{Verdict: reports.NotRun, Reason: flatReason(err.Error())}
+	case err != nil:
+		return Result{Verdict: reports.NotRun, Reason: flatReason("the sweep could not run: " + err.Error())}
+	}
+	out := Result{Metrics: res.Metrics(), Digest: res.Digest, Reason: sweepLine(res)}
+	for _, lr := range append(res.Levels, res.Faults) {
+		if lr != nil {
+			out.Ops += int64(lr.Attempts + lr.Reads)
+		}
+	}
+	switch res.Verdict {
+	case linearizability.Ok:
+		out.Verdict = reports.Pass
+	case linearizability.Unknown:
+		out.Verdict, out.Reason = reports.Fail, res.Reason+" — verdict unknown; "+out.Reason
+	default:
+		out.Verdict, out.Guarantee = reports.Fail, res.Guarantee
+		out.Reason = flatReason(res.Reason) + " — " + out.Reason
+	}
+	return out
+}
+
+// sweepLine sums a sweep up in one line: what ran (a simulation or real
+// replicas) and the conflict rate and worst staleness per lag.
+func sweepLine(res *replicalag.Result) string {
+	var parts []string
+	for _, lr := range res.Levels {
+		parts = append(parts, fmt.Sprintf("%s conflicts %.2f (spurious %.2f) worst staleness %.0fms",
+			strings.TrimPrefix(lr.Name, "lag_"), lr.ConflictRate(), lr.SpuriousRate(), float64(lr.MaxStaleness.Milliseconds())))
+	}
+	what := "real libSQL embedded replicas"
+	if res.Simulation {
+		what = "simulation (lagsim, not libSQL)"
+	}
+	lost := int(res.Metrics()["lost_updates"])
+	return fmt.Sprintf("%s: %s; %d lost updates; see sweep.md", what, strings.Join(parts, "; "), lost)
+}
+
+// notOnReplicas keeps a scenario that holds every load to linearizability
+// off replica backends, whose loads may be stale by contract (CONTRACT.md
+// §1, the libSQL embedded-replica obligation); replica-lag-conflict checks
+// them with the replica read rules instead.
+func notOnReplicas(backendURL string) (bool, string) {
+	if ok, _ := replicalag.Applies(backendURL); ok {
+		return false, "its loads come from replicas, which may be stale by contract; replica-lag-conflict checks replica backends"
+	}
+	return true, ""
+}
+
+// flatReason folds a message onto one line.
+func flatReason(s string) string { return strings.Join(strings.Fields(s), " ") }

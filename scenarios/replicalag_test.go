@@ -1,0 +1,93 @@
+package scenarios
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storecheck/storecheck/backends"
+	"github.com/storecheck/storecheck/backends/libsql/sqld"
+	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/reports"
+)
+
+// runReplicaLagOn runs the scenario on url with CI-sized knobs.
+func runReplicaLagOn(t *testing.T, url string) (Result, string) {
+	t.Helper()
+	sc, err := Lookup("replica-lag-conflict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, why := sc.Applies(url); !ok {
+		t.Fatalf("the scenario does not apply to %s: %s", url, why)
+	}
+	out := t.TempDir()
+	target := Target{URL: url, Open: func(ctx context.Context, cfg model.Config) (model.Store, error) { return backends.Open(ctx, url, cfg) }}
+	res := sc.Run(context.Background(), target, Params{Seed: 3, OutDir: out, Clients: 4, Executions: 2, Ops: 240})
+	t.Logf("%s: %s %s", url, res.Verdict, res.Reason)
+	return res, out
+}
+
+func TestReplicaLagConflictOnTheSimulation(t *testing.T) {
+	res, out := runReplicaLagOn(t, "lagsim:"+filepath.Join(t.TempDir(), "p.db")+"?lag=50ms")
+	if res.Verdict != reports.Pass {
+		t.Fatalf("verdict %s: %s", res.Verdict, res.Reason)
+	}
+	if !strings.Contains(res.Reason, "simulation") || strings.Contains(res.Reason, "real libSQL") {
+		t.Errorf("the reason must call it a simulation: %s", res.Reason)
+	}
+	for _, k := range []string{"lag_0ms_conflict_rate", "lag_10ms_spurious_rate", "lag_50ms_retries_per_commit", "lag_50ms_max_staleness_ms", "lost_updates", "simulation"} {
+		if _, ok := res.Metrics[k]; !ok {
+			t.Errorf("metric %s missing", k)
+		}
+	}
+	if res.Metrics["lost_updates"] != 0 || res.Metrics["simulation"] != 1 || res.Digest == "" {
+		t.Errorf("lost updates %v, simulation %v, digest %q", res.Metrics["lost_updates"], res.Metrics["simulation"], res.Digest)
+	}
+	if _, err := os.Stat(filepath.Join(out, "sweep.md")); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestReplicaLagConflictCatchesCASOnReplica(t *testing.T) {
+	res, _ := runReplicaLagOn(t, "lagsim:"+filepath.Join(t.TempDir(), "p.db")+"?lag=50ms&mutant=cas-on-replica")
+	if res.Verdict != reports.Fail || res.Guarantee != "lost update" || res.Metrics["lost_updates"] == 0 {
+		t.Fatalf("verdict %s, guarantee %q: %s", res.Verdict, res.Guarantee, res.Reason)
+	}
+}
+
+// TestReplicaLagConflictOnSqld runs the same scenario on real embedded
+// replicas; without sqld (no binary, no local image) it must come out NOT
+// RUN with the reason, which is what this test then checks.
+func TestReplicaLagConflictOnSqld(t *testing.T) {
+	url := "libsql+replica:" + filepath.Join(t.TempDir(), "r.db") + "?sync_interval=50ms"
+	_, unavailable := sqld.Find(context.Background(), "", "")
+	res, _ := runReplicaLagOn(t, url)
+	if unavailable != nil {
+		if res.Verdict != reports.NotRun || !strings.Contains(res.Reason, "sqld") {
+			t.Fatalf("without sqld: %s %s; want NOT RUN naming sqld", res.Verdict, res.Reason)
+		}
+		t.Skipf("NOT RUN: %v", unavailable)
+	}
+	if res.Verdict != reports.Pass || res.Metrics["simulation"] != 0 {
+		t.Fatalf("on sqld: %s %s", res.Verdict, res.Reason)
+	}
+}
+
+func TestReplicaLagConflictApplies(t *testing.T) {
+	sc, err := Lookup("replica-lag-conflict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for url, want := range map[string]bool{"lagsim:/tmp/p.db": true, "libsql+replica:/tmp/r.db": true, "sqlite:/tmp/x.db": false, "memory:": false} {
+		if ok, why := sc.Applies(url); ok != want || (!ok && why == "") {
+			t.Errorf("Applies(%s) = %v %q, want %v", url, ok, why, want)
+		}
+	}
+	bad := Target{URL: "lagsim:/nonexistent-dir/p.db"}
+	if res := sc.Run(context.Background(), bad, Params{Seed: 1}); res.Verdict != reports.NotRun {
+		t.Errorf("a bad URL: %s %s", res.Verdict, res.Reason)
+	}
+}

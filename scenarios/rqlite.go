@@ -1,0 +1,257 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/storecheck/storecheck/backends/rqlite"
+	"github.com/storecheck/storecheck/backends/rqlite/cluster"
+	"github.com/storecheck/storecheck/backends/rqlite/managed"
+	"github.com/storecheck/storecheck/chaos"
+	"github.com/storecheck/storecheck/linearizability"
+	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/workload"
+)
+
+// The rqlite fault scenarios run the concurrent workload on a cluster the
+// run starts (rqlite+process: or rqlite+container:) while a chaos schedule
+// breaks it, then heal, and check: porcupine and the global checks on the
+// history, every acknowledged commit on every node (durability), and every
+// node's six tables identical at the same applied index (convergence).
+
+// rqliteScenarios lists them.
+func rqliteScenarios() []Scenario {
+	return []Scenario{
+		faultScenario("leader-kill", "the leader is SIGKILLed (docker kill) and restarted, again and again, under the concurrent workload",
+			func(cluster.Cluster) chaos.Schedule {
+				return chaos.Schedule{Faults: []chaos.Fault{chaos.KillLeader}, Interval: 3 * time.Second, Duration: 4 * time.Second, Jitter: 0.3}
+			}),
+		faultScenario("follower-stall", "a follower is frozen (SIGSTOP, docker pause) and thawed, again and again, under the concurrent workload",
+			func(cluster.Cluster) chaos.Schedule {
+				return chaos.Schedule{Faults: []chaos.Fault{chaos.StallFollower}, Interval: 2 * time.Second, Duration: 5 * time.Second, Jitter: 0.3}
+			}),
+		faultScenario("partition-leader", "the leader is cut off from the majority (iptables DROP on loopback, docker network disconnect) and rejoined, under the concurrent workload",
+			func(cluster.Cluster) chaos.Schedule {
+				return chaos.Schedule{Faults: []chaos.Fault{chaos.IsolateLeader}, Interval: 3 * time.Second, Duration: 6 * time.Second, Jitter: 0.3}
+			}),
+		faultScenario("rolling-restart", "every node in turn is stopped gracefully and started again, round and round, under the concurrent workload",
+			func(c cluster.Cluster) chaos.Schedule {
+				var faults []chaos.Fault
+				for _, n := range c.Nodes() {
+					faults = append(faults, chaos.Restart{Node: n.ID})
+				}
+				return chaos.Schedule{Faults: faults, InOrder: true, Interval: 2 * time.Second, Duration: 2 * time.Second, Jitter: 0.2}
+			}),
+		followerReadScenario(),
+	}
+}
+
+// DefaultFaultDuration is how long a fault scenario's traffic runs when
+// --duration is not given (--ops alone would end it before the faults had
+// a chance).
+const DefaultFaultDuration = 30 * time.Second
+
+// faultCheckTimeout bounds porcupine in a fault scenario; a history it
+// cannot decide in that time is reported, never passed.
+const faultCheckTimeout = 2 * time.Minute
+
+// clusterStore is a store on a cluster the run started.
+type clusterStore interface {
+	model.Store
+	Cluster() cluster.Cluster
+	NodeView(id string, level rqlite.Level) (*rqlite.Store, error)
+}
+
+// rqliteApplies accepts the backends that start their own cluster.
+func rqliteApplies(url string) (bool, string) {
+	for _, s := range []string{managed.ProcessScheme, managed.ContainerScheme} {
+		if strings.HasPrefix(url, s+":") {
+			return true, ""
+		}
+	}
+	return false, "needs a cluster this run starts and can break (rqlite+process: or rqlite+container:)"
+}
+
+func faultScenario(name, summary string, schedule func(cluster.Cluster) chaos.Schedule) Scenario {
+	return Scenario{
+		Name: name,
+		Summary: summary + "; porcupine and the global checks, then after healing every acknowledged commit on every node " +
+			"and all nodes' tables identical at the same applied index",
+		Applies: rqliteApplies,
+		Run: func(ctx context.Context, t Target, p Params) Result {
+			return runFaults(ctx, t, p, name, schedule)
+		},
+	}
+}
+
+// openCluster opens the target and finds its cluster, or says why not.
+func openCluster(ctx context.Context, t Target) (clusterStore, *Result) {
+	store, err := t.Open(ctx, model.DefaultConfig())
+	if err != nil {
+		return nil, rqNotRun(ctx, "backend could not be opened: %v", err)
+	}
+	cs, ok := store.(clusterStore)
+	if !ok {
+		store.Close()
+		return nil, &Result{Verdict: reports.NotRun, Reason: "the backend does not expose a cluster to break"}
+	}
+	if err := cs.(model.Resetter).Reset(ctx); err != nil {
+		cs.Close()
+		return nil, rqNotRun(ctx, "backend could not be emptied: %v", err)
+	}
+	// Every node holds the (empty) tables before the traffic starts, so
+	// that a read at level none finds them wherever it lands.
+	if _, err := cluster.WaitApplied(ctx, cs.Cluster(), appliedWait); err != nil {
+		cs.Close()
+		return nil, rqNotRun(ctx, "cluster did not settle: %v", err)
+	}
+	return cs, nil
+}
+
+// rqNotRun is NOT RUN with the reason, or INTERRUPTED when ctx ended.
+func rqNotRun(ctx context.Context, format string, a ...any) *Result {
+	if ctx.Err() != nil {
+		return &Result{Verdict: reports.Interrupted, Reason: "interrupted; the cluster was removed"}
+	}
+	return &Result{Verdict: reports.NotRun, Reason: strings.Join(strings.Fields(fmt.Sprintf(format, a...)), " ")}
+}
+
+// faultWorkload is the workload of a fault scenario: the run's knobs, a
+// duration rather than an op count, and a shorter per-call timeout, so that
+// calls stuck on a dead leader end as indeterminate instead of holding a
+// client for long.
+func faultWorkload(t Target, p Params, name string, during func(context.Context, func() int64) error) workload.Config {
+	cfg := workload.Config{
+		Clients: p.Clients, Executions: p.Executions, Duration: p.Duration, Seed: p.Seed,
+		TraceMax: model.DefaultTraceMax, OpTimeout: 5 * time.Second, CheckTimeout: faultCheckTimeout,
+		OutDir: p.OutDir, KeepArtifacts: true,
+		Scenario: name, Store: reports.Redact(t.URL), During: during,
+	}
+	if cfg.Duration == 0 {
+		cfg.Duration = DefaultFaultDuration
+	}
+	if p.Progress != nil {
+		cfg.Progress = &p.Progress.Ops
+	}
+	return cfg
+}
+
+func runFaults(ctx context.Context, t Target, p Params, name string, schedule func(cluster.Cluster) chaos.Schedule) Result {
+	cs, fail := openCluster(ctx, t)
+	if fail != nil {
+		return *fail
+	}
+	defer cs.Close()
+	cl := cs.Cluster()
+	ctl := cluster.Control{Cluster: cl}
+	sched := schedule(cl)
+	sched.Seed = p.Seed
+	if err := sched.Available(ctl); err != nil {
+		return *rqNotRun(ctx, "on this %s cluster: %v", cl.Kind(), err)
+	}
+	tl, err := chaos.NewTimeline(outPath(p, reports.FaultsFile))
+	if err != nil {
+		return *rqNotRun(ctx, "%v", err)
+	}
+	var faultErr error
+	during := func(ctx context.Context, now func() int64) error {
+		faultErr = sched.Run(ctx, ctl, now, tl, progressHooks(p))
+		return nil // recorded; the checks below say whether it mattered
+	}
+	res, err := workload.Run(ctx, cs, faultWorkload(t, p, name, during))
+	defer saveServerLogs(p, cl)
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return Result{Verdict: reports.Interrupted, Reason: "interrupted during the workload; faults healed and the cluster removed"}
+		}
+		return *rqNotRun(ctx, "workload could not run: %v (faults: %v)", err, faultErr)
+	}
+	out := historyResult(res)
+	after := checkAfterHeal(ctx, cs, res.History)
+	if out.Verdict == reports.Pass && after.err != nil {
+		out.Verdict, out.Guarantee, out.Reason = reports.Fail, after.guarantee, rqOneLine(after.err.Error())
+	}
+	if out.Verdict == reports.Pass && after.err == nil && after.harness != nil {
+		out.Verdict, out.Reason = reports.NotRun, rqOneLine("the tables could not be compared after healing: "+after.harness.Error())
+	}
+	events := tl.Events()
+	faultMetrics(out.Metrics, res, events)
+	out.Metrics["converged_at_index"] = float64(after.index)
+	if faultErr != nil {
+		out.Metrics["fault_errors"] = float64(strings.Count(faultErr.Error(), "\n") + 1)
+		if out.Verdict != reports.Pass {
+			out.Reason += " (fault errors: " + rqOneLine(faultErr.Error()) + ")"
+		}
+	}
+	if res.Verdict == linearizability.Illegal {
+		visualizeFaults(ctx, p, res, events)
+	}
+	return out
+}
+
+// historyResult turns the workload's verdict into a Result with its
+// figures.
+func historyResult(res *workload.Result) Result {
+	m := reports.Measure(res.History)
+	out := Result{Ops: int64(res.Counts.Ops), Metrics: concurrentMetrics(res), Measured: &m, Verdict: reports.Pass}
+	switch res.Verdict {
+	case linearizability.Ok:
+	case linearizability.Unknown:
+		out.Verdict, out.Reason = reports.Fail, "the linearizability checker timed out: verdict unknown"
+	default:
+		out.Verdict, out.Guarantee, out.Reason = reports.Fail, res.Guarantee, firstViolation(res)
+	}
+	return out
+}
+
+// progressHooks shows the fault in place on the live progress line.
+func progressHooks(p Params) chaos.Hooks {
+	if p.Progress == nil {
+		return chaos.Hooks{}
+	}
+	return chaos.Hooks{
+		Injected: func(name, target string) { p.Progress.Fault.Store(name + " " + target) },
+		Healed:   func(string, string) { p.Progress.Fault.Store("") },
+	}
+}
+
+func outPath(p Params, name string) string {
+	if p.OutDir == "" {
+		return ""
+	}
+	return filepath.Join(p.OutDir, name)
+}
+
+// saveServerLogs copies every node's log into the run's folder, logs/.
+func saveServerLogs(p Params, cl cluster.Cluster) {
+	if p.OutDir == "" {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := cl.SaveLogs(ctx, filepath.Join(p.OutDir, "logs")); err != nil && p.Logger != nil {
+		p.Logger.Warn("could not keep the server logs", "err", err)
+	}
+}
+
+// visualizeFaults redraws the run's visualization with the fault windows.
+func visualizeFaults(ctx context.Context, p Params, res *workload.Result, events []chaos.Event) {
+	path := outPath(p, workload.VisualizationFile)
+	if path == "" || res.Report == nil {
+		return
+	}
+	windows := make([]linearizability.Window, len(events))
+	for i, ev := range events {
+		windows[i] = linearizability.Window{Name: ev.Fault + " " + ev.Target, Details: ev.Detail, Start: ev.StartNS, End: ev.EndNS}
+	}
+	if err := visualizeFile(ctx, path, res, windows); err != nil && p.Logger != nil {
+		p.Logger.Warn("could not draw the fault windows", "err", err)
+	}
+}
+
+func rqOneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,189 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/storecheck/storecheck/backends"
+	"github.com/storecheck/storecheck/backends/rqlite/cluster"
+	"github.com/storecheck/storecheck/backends/rqlite/managed"
+	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/workload"
+)
+
+var rqlitedFlag = flag.String("rqlited", "", "path to rqlited (default $RQLITED, then PATH)")
+
+// needRqlited returns the rqlited binary, or skips the test as NOT RUN.
+func needRqlited(t *testing.T) string {
+	t.Helper()
+	bin, err := cluster.FindRqlited(*rqlitedFlag)
+	if err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	return bin
+}
+
+// opened records the stores a target opened, to look at their clusters
+// after the run.
+type opened struct {
+	mu     sync.Mutex
+	stores []*managed.Store
+}
+
+func (o *opened) target(url string) Target {
+	return Target{URL: url, Open: func(ctx context.Context, cfg model.Config) (model.Store, error) {
+		s, err := backends.Open(ctx, url, cfg)
+		if ms, ok := s.(*managed.Store); ok {
+			o.mu.Lock()
+			o.stores = append(o.stores, ms)
+			o.mu.Unlock()
+		}
+		return s, err
+	}}
+}
+
+// assertCleanedUp checks that nothing a recorded store's cluster started is
+// left: no process, data folder or iptables chain; no container, network
+// or image of the run.
+func (o *opened) assertCleanedUp(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.stores) == 0 {
+		t.Fatal("no cluster was opened")
+	}
+	chains, _ := cluster.LeftoverChains(ctx)
+	for _, s := range o.stores {
+		switch c := s.Cluster().(type) {
+		case *cluster.Processes:
+			for _, pid := range c.PIDs() {
+				t.Errorf("rqlited pid %d still running", pid)
+			}
+			if _, err := os.Stat(c.Dir()); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("cluster folder %s left behind", c.Dir())
+			}
+			for _, ch := range chains {
+				if ch == c.Chain() {
+					t.Errorf("iptables chain %s left behind", ch)
+				}
+			}
+		case *cluster.Containers:
+			left, err := cluster.Leftovers(ctx, c.Run())
+			if err != nil || len(left) > 0 {
+				t.Errorf("left behind: %v (%v)", left, err)
+			}
+		}
+	}
+}
+
+// TestRqliteScenariosNotRun: without a cluster the rqlite scenarios do not
+// apply to other backends, and report NOT RUN, quickly and with the
+// reason, when the cluster cannot start.
+func TestRqliteScenariosNotRun(t *testing.T) {
+	for _, sc := range rqliteScenarios() {
+		if ok, why := sc.Applies("memory:"); ok || why == "" {
+			t.Errorf("%s applies to memory:", sc.Name)
+		}
+		if ok, _ := sc.Applies("rqlite+container:?nodes=3"); !ok {
+			t.Errorf("%s does not apply to rqlite+container:", sc.Name)
+		}
+		start := time.Now()
+		url := "rqlite+process:?rqlited=" + filepath.Join(t.TempDir(), "no-rqlited")
+		res := sc.Run(context.Background(), Target{URL: url, Open: func(ctx context.Context, cfg model.Config) (model.Store, error) {
+			return backends.Open(ctx, url, cfg)
+		}}, Params{Seed: 1})
+		if res.Verdict != reports.NotRun || !strings.Contains(res.Reason, "rqlited") || time.Since(start) > 5*time.Second {
+			t.Errorf("%s: %s %q after %v", sc.Name, res.Verdict, res.Reason, time.Since(start))
+		}
+	}
+}
+
+// TestFollowerReadHazard: reads at level none from a follower cut off from
+// the others are caught as stale (Illegal, drawn with the fault window); at
+// level strong the same run passes. Either way nothing is left behind.
+func TestFollowerReadHazard(t *testing.T) {
+	bin := needRqlited(t)
+	for _, c := range []struct {
+		level string
+		want  reports.Verdict
+	}{{"none", reports.Fail}, {"strong", reports.Pass}, {"linearizable", reports.Pass}} {
+		t.Run(c.level, func(t *testing.T) {
+			var o opened
+			dir := t.TempDir()
+			url := "rqlite+process:?nodes=3&level=" + c.level + "&rqlited=" + bin
+			res := followerReadScenario().Run(context.Background(), o.target(url),
+				Params{Seed: 3, OutDir: dir, Clients: 6, Executions: 2, Duration: 12 * time.Second})
+			t.Logf("%s: %s %s %s", c.level, res.Verdict, res.Guarantee, res.Reason)
+			if res.Verdict != c.want {
+				t.Fatalf("level %s: verdict %s (%s), want %s", c.level, res.Verdict, res.Reason, c.want)
+			}
+			if c.want == reports.Fail {
+				if res.Guarantee != "linearizability" {
+					t.Errorf("guarantee %q, want linearizability (a stale read)", res.Guarantee)
+				}
+				html, err := os.ReadFile(filepath.Join(dir, workload.VisualizationFile))
+				if err != nil || !strings.Contains(string(html), "isolate") {
+					t.Errorf("visualization without the fault window (%v)", err)
+				}
+			}
+			o.assertCleanedUp(t)
+		})
+	}
+}
+
+// TestRqliteCleanup: after a run that passed, one that failed (above) and
+// one that was interrupted, nothing of the cluster remains.
+func TestRqliteCleanup(t *testing.T) {
+	bin := needRqlited(t)
+	url := "rqlite+process:?nodes=3&rqlited=" + bin
+	t.Run("passed", func(t *testing.T) {
+		var o opened
+		sc, _ := Lookup("partition-leader")
+		res := sc.Run(context.Background(), o.target(url), Params{Seed: 2, OutDir: t.TempDir(), Clients: 4, Executions: 2, Duration: 8 * time.Second})
+		if res.Verdict != reports.Pass {
+			t.Errorf("verdict %s: %s", res.Verdict, res.Reason)
+		}
+		o.assertCleanedUp(t)
+	})
+	t.Run("interrupted", func(t *testing.T) {
+		var o opened
+		ctx, cancel := context.WithTimeout(context.Background(), 7*time.Second)
+		defer cancel()
+		sc, _ := Lookup("leader-kill")
+		res := sc.Run(ctx, o.target(url), Params{Seed: 2, OutDir: t.TempDir(), Duration: time.Minute})
+		if res.Verdict != reports.Interrupted {
+			t.Errorf("verdict %s: %s", res.Verdict, res.Reason)
+		}
+		o.assertCleanedUp(t)
+	})
+}
+
+// TestContainerCleanup runs a fault scenario on containers from a
+// throwaway image built from the local rqlited, and checks that the
+// containers, the network and the image are gone afterwards.
+func TestContainerCleanup(t *testing.T) {
+	bin := needRqlited(t)
+	if err := cluster.CheckStatic(bin); err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	if err := cluster.DockerAvailable(context.Background()); err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	var o opened
+	url := "rqlite+container:?nodes=3&image=build&rqlited=" + bin
+	sc, _ := Lookup("follower-stall")
+	res := sc.Run(context.Background(), o.target(url), Params{Seed: 4, OutDir: t.TempDir(), Clients: 4, Executions: 2, Duration: 8 * time.Second})
+	if res.Verdict != reports.Pass {
+		t.Errorf("verdict %s: %s", res.Verdict, res.Reason)
+	}
+	o.assertCleanedUp(t)
+}

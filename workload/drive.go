@@ -1,0 +1,54 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/storecheck/storecheck/linearizability"
+)
+
+// Drive runs cfg's traffic through new clients of rec and returns how many
+// steps they took, without healing or checking: the part of Run that a
+// harness needs when one run spans several processes. Each process records
+// its share of the clients (Config.FirstClient keeps their witnesses
+// distinct) against the one store they all open, and the harness merges the
+// histories, heals and checks them together.
+//
+// Unlike Run, Drive neither checks that the store started empty nor sets its
+// trace cap: the harness does both once, for every process. Store errors are
+// recorded, not returned; the error is for the harness (an invalid config, a
+// call the recorder refused, ctx ending).
+func Drive(ctx context.Context, rec *linearizability.Recorder, cfg Config) (int, error) {
+	cfg, err := cfg.normalize()
+	if err != nil {
+		return 0, err
+	}
+	return drive(ctx, rec, cfg)
+}
+
+// drive runs the clients of a normalized cfg until the step budget or the
+// duration is spent, or ctx ends.
+func drive(ctx context.Context, rec *linearizability.Recorder, cfg Config) (int, error) {
+	execs := cfg.executionIDs()
+	var budget atomic.Int64
+	budget.Store(int64(cfg.Ops))
+	deadline := time.Now().Add(cfg.Duration)
+	errs := make([]error, cfg.Clients)
+	var wg sync.WaitGroup
+	for i := range cfg.Clients {
+		w := newWorker(cfg.FirstClient+i, &cfg, rec.Client(), execs)
+		wg.Go(func() { errs[i] = w.run(ctx, &budget, deadline) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return 0, fmt.Errorf("workload: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("workload stopped: %w", err)
+	}
+	return cfg.Ops - int(max(budget.Load(), 0)), nil
+}
