@@ -36,6 +36,9 @@ type Options struct {
 	Workers int
 }
 
+// provenTimeout bounds porcupine once a violation is already proven.
+const provenTimeout = 10 * time.Second
+
 // DefaultTimeout is the porcupine budget when Options gives none.
 const DefaultTimeout = 5 * time.Minute
 
@@ -94,7 +97,13 @@ func Check(ctx context.Context, h History, opt Options) (*Report, error) {
 	rep.GlobalTime = time.Since(start)
 
 	start = time.Now()
-	checkPartitions(ctx, h, opt, rep, res)
+	popt := opt
+	if len(rep.Violations) > 0 && (popt.Timeout == 0 || popt.Timeout > provenTimeout) {
+		// The verdict is already Illegal (a lost update proven from the
+		// witnesses); porcupine only adds evidence, so it gets a short leash.
+		popt.Timeout = provenTimeout
+	}
+	checkPartitions(ctx, h, popt, rep, res)
 	rep.LinearizationTime = time.Since(start)
 
 	start = time.Now()

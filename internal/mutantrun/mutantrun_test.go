@@ -12,12 +12,23 @@ import (
 	"github.com/storecheck/storecheck/scenarios"
 )
 
-// ciScenarios are the catalogue's two scenarios, conformance first with its
-// minimisation bounded, so that with StopAtCatch only the mutants it cannot
-// see reach the concurrent scenario (whose checker is slowest on the
-// histories of mutants the sequential suite already catches).
+// ciScenarios are the catalogue's two real scenarios, conformance first, so
+// that with StopAtCatch only the mutants it cannot see reach the concurrent
+// scenario (whose checker is slowest on the histories of mutants the
+// sequential suite already catches).
 func ciScenarios() []scenarios.Scenario {
-	return []scenarios.Scenario{quickConformance(300 * time.Millisecond), concurrentScenario()}
+	list, err := DefaultScenarios()
+	if err != nil {
+		panic(err)
+	}
+	return list
+}
+
+// ciSizing is the default sizing with minimisation bounded, to keep CI quick.
+func ciSizing() Sizing {
+	s := DefaultSizing()
+	s.ShrinkTime = 300 * time.Millisecond
+	return s
 }
 
 // Every mutant is caught and no correct backend is flagged, at three seeds,
@@ -26,7 +37,7 @@ func TestEveryMutantCaught(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
-			tab, err := Runner{Scenarios: ciScenarios(), Seed: seed, StopAtCatch: true, Budget: time.Minute, TempDir: t.TempDir()}.Run(context.Background())
+			tab, err := Runner{Scenarios: ciScenarios(), Sizing: ciSizing(), Seed: seed, StopAtCatch: true, Budget: time.Minute, TempDir: t.TempDir()}.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,4 +156,13 @@ func TestDeriveSeed(t *testing.T) {
 	if a == 0 || b == 0 || a == b || a != DeriveSeed(1, "conformance") || a == DeriveSeed(2, "conformance") {
 		t.Errorf("seeds %d %d", a, b)
 	}
+}
+
+// concurrentScenario is the real concurrent scenario.
+func concurrentScenario() scenarios.Scenario {
+	sc, err := scenarios.Lookup("concurrent")
+	if err != nil {
+		panic(err)
+	}
+	return sc
 }

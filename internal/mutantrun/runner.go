@@ -31,11 +31,15 @@ type Sizing struct {
 	Checks, Steps            int // conformance
 	Clients, Executions, Ops int // concurrent
 	Duration                 time.Duration
+	// ShrinkTime bounds the minimisation of a conformance failure; 0 means
+	// rapid's 30 s.
+	ShrinkTime time.Duration
 }
 
-// DefaultSizing is the sizing of `storecheck mutants`.
+// DefaultSizing is the sizing of `storecheck mutants`: minimisation gets 10 s
+// a mutant, enough to reach the shortest sequence for every mutant here.
 func DefaultSizing() Sizing {
-	return Sizing{Checks: 100, Steps: 30, Clients: 16, Executions: 2, Ops: 1000}
+	return Sizing{Checks: 100, Steps: 30, Clients: 16, Executions: 2, Ops: 1000, ShrinkTime: 10 * time.Second}
 }
 
 // DefaultScenarios are the scenarios the catalogue runs, in order.
@@ -156,7 +160,7 @@ func (r Runner) runOne(ctx context.Context, n int, s Subject, sc scenarios.Scena
 			return res
 		}
 	}
-	p := scenarios.Params{Seed: seed, Checks: r.Sizing.Checks, Steps: r.Sizing.Steps,
+	p := scenarios.Params{Seed: seed, Checks: r.Sizing.Checks, Steps: r.Sizing.Steps, ShrinkTime: r.Sizing.ShrinkTime,
 		Clients: r.Sizing.Clients, Executions: r.Sizing.Executions, Ops: r.Sizing.Ops, Duration: r.Sizing.Duration}
 	if r.OutDir != "" {
 		res.Dir = filepath.Join("runs", fmt.Sprintf("%02d-%s-%s", n, slug(s.Name), sc.Name))
