@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/storecheck/storecheck/model"
 )
@@ -29,6 +30,8 @@ func BenchmarkCheckScale(b *testing.B) {
 				runtime.ReadMemStats(&afterSim)
 				b.ReportAllocs()
 				b.ResetTimer()
+				var global, porcupine time.Duration
+				runs := 0
 				for b.Loop() {
 					rep, err := Check(context.Background(), h, Options{})
 					if err != nil {
@@ -37,11 +40,16 @@ func BenchmarkCheckScale(b *testing.B) {
 					if rep.Verdict != Ok {
 						b.Fatalf("legal history checked %s: %v", rep.Verdict, rep.Err)
 					}
+					global += rep.GlobalTime
+					porcupine += rep.LinearizationTime
+					runs++
 				}
 				b.StopTimer()
 				var after runtime.MemStats
 				runtime.ReadMemStats(&after)
 				b.ReportMetric(float64(len(h.Ops)), "history-ops")
+				b.ReportMetric(float64(global.Milliseconds())/float64(runs), "global-ms")
+				b.ReportMetric(float64(porcupine.Milliseconds())/float64(runs), "porcupine-ms")
 				b.ReportMetric(float64(afterSim.HeapAlloc-min(before.HeapAlloc, afterSim.HeapAlloc))/float64(len(h.Ops)), "B/history-op")
 				b.ReportMetric(float64(after.HeapSys)/(1<<20), "heap-sys-MiB")
 			})

@@ -116,7 +116,8 @@ func unwrapPath(err error) error {
 }
 
 // embeddedDefault is the backend set that needs no server: the reference
-// model, fresh SQLite and libSQL files in DIR/db, and a SQLite run store.
+// model, fresh SQLite and libSQL files in DIR/db, a SQLite run store, and the
+// replica-lag simulation (a SQLite primary with lagging replica files).
 func embeddedDefault(out string) ([]string, error) {
 	dir := filepath.Join(out, "db")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -139,6 +140,14 @@ func embeddedDefault(out string) ([]string, error) {
 		}
 	}
 	urls = append(urls, "runs+sqlite:"+runs)
+	lag := filepath.Join(dir, "lagsim")
+	if err := os.RemoveAll(lag); err != nil {
+		return nil, usagef("cannot remove the previous %s: %v", lag, unwrapPath(err))
+	}
+	if err := os.MkdirAll(lag, 0o755); err != nil {
+		return nil, usagef("cannot create %s: %v", lag, unwrapPath(err))
+	}
+	urls = append(urls, "lagsim:"+filepath.Join(lag, "primary.db")+"?lag=200ms")
 	return urls, nil
 }
 
