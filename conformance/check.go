@@ -2,15 +2,10 @@ package conformance
 
 import (
 	"context"
-	"flag"
 	"fmt"
-	"strconv"
-	"strings"
-	"sync"
-	"testing"
 	"time"
 
-	"pgregory.net/rapid"
+	"github.com/storecheck/storecheck/internal/rapidrun"
 )
 
 // CheckConfig sets how the property runs outside `go test`.
@@ -39,183 +34,27 @@ type Report struct {
 	Output []string
 }
 
-// rapidFlags serialises Check: rapid reads its settings from the process's
-// flag set (rapid.seed, rapid.checks, …), which is one per process.
-var rapidFlags sync.Mutex
-
 // Check runs the state-machine property against stores from open, outside
 // `go test`. The same seed gives the same sequences. The error reports a
 // harness failure (the property could not run), not a failed check.
 func Check(ctx context.Context, open Opener, cfg CheckConfig) (Report, error) {
-	if cfg.Seed == 0 {
-		return Report{}, fmt.Errorf("conformance check: seed must be non-zero (rapid treats 0 as random)")
-	}
-	rapidFlags.Lock()
-	defer rapidFlags.Unlock()
-	restore, err := setRapidFlags(cfg)
-	if err != nil {
-		return Report{}, err
-	}
-	defer restore()
-
 	h := NewHarness(open)
 	defer h.Close()
 	stats := cfg.Stats
 	if stats == nil {
 		stats = &Stats{}
 	}
-	tb := &captureTB{name: "conformance"}
-	func() {
-		defer func() {
-			if r := recover(); r != nil && r != errStop {
-				tb.Errorf("panic: %v", r)
-			}
-		}()
-		rapid.Check(tb, Property(ctx, h, stats))
-	}()
-	rep := Report{Passed: !tb.Failed(), Cases: stats.Cases.Load(), Ops: stats.Ops.Load(), Digest: stats.Digest(), Output: tb.lines}
-	if !rep.Passed {
-		rep.Failure, rep.MinimalSteps = tb.failure()
+	out, err := rapidrun.Run(rapidrun.Config{Name: "conformance", Seed: cfg.Seed, Checks: cfg.Checks, Steps: cfg.Steps, ShrinkTime: cfg.ShrinkTime}, Property(ctx, h, stats))
+	if err != nil {
+		return Report{}, err
 	}
+	rep := Report{Passed: out.Passed, Cases: stats.Cases.Load(), Ops: stats.Ops.Load(), Digest: stats.Digest(),
+		Failure: out.Failure, MinimalSteps: out.MinimalSteps, Output: out.Output}
 	if err := ctx.Err(); err != nil {
 		return rep, fmt.Errorf("conformance check interrupted: %w", err)
 	}
 	return rep, nil
 }
 
-// setRapidFlags points rapid at cfg through the process flag set, and returns
-// the function that puts the previous values back.
-func setRapidFlags(cfg CheckConfig) (func(), error) {
-	if flag.Lookup("test.v") == nil {
-		testing.Init() // rapid calls testing.Short, which needs the test flags
-	}
-	if !flag.Parsed() {
-		if err := flag.CommandLine.Parse(nil); err != nil {
-			return nil, fmt.Errorf("conformance check: %w", err)
-		}
-	}
-	checks, steps, shrink := cfg.Checks, cfg.Steps, cfg.ShrinkTime
-	if checks == 0 {
-		checks = 100
-	}
-	if steps == 0 {
-		steps = 30
-	}
-	if shrink == 0 {
-		shrink = 30 * time.Second
-	}
-	want := map[string]string{
-		"rapid.seed":       strconv.FormatUint(cfg.Seed, 10),
-		"rapid.checks":     strconv.Itoa(checks),
-		"rapid.steps":      strconv.Itoa(steps),
-		"rapid.shrinktime": shrink.String(),
-		"rapid.nofailfile": "true", // no testdata/rapid folder in the user's directory
-	}
-	old := map[string]string{}
-	for name, v := range want {
-		f := flag.Lookup(name)
-		if f == nil {
-			return nil, fmt.Errorf("conformance check: rapid flag -%s not registered", name)
-		}
-		old[name] = f.Value.String()
-		if err := flag.Set(name, v); err != nil {
-			return nil, fmt.Errorf("conformance check: set -%s: %w", name, err)
-		}
-	}
-	return func() {
-		for name, v := range old {
-			_ = flag.Set(name, v)
-		}
-	}, nil
-}
-
-// errStop is what captureTB panics with to end the run, as testing.T's
-// FailNow ends a test goroutine.
-var errStop = fmt.Errorf("conformance: stop")
-
-// captureTB is a rapid.TB that keeps everything logged.
-type captureTB struct {
-	name   string
-	mu     sync.Mutex
-	lines  []string
-	failed bool
-}
-
-func (c *captureTB) Helper()      {}
-func (c *captureTB) Name() string { return c.name }
-func (c *captureTB) log(s string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.lines = append(c.lines, strings.Split(strings.TrimRight(s, "\n"), "\n")...)
-}
-func (c *captureTB) Logf(format string, args ...any) { c.log(fmt.Sprintf(format, args...)) }
-func (c *captureTB) Log(args ...any)                 { c.log(fmt.Sprint(args...)) }
-func (c *captureTB) Errorf(format string, args ...any) {
-	c.log(fmt.Sprintf(format, args...))
-	c.Fail()
-}
-func (c *captureTB) Error(args ...any) { c.log(fmt.Sprint(args...)); c.Fail() }
-func (c *captureTB) Fatalf(format string, args ...any) {
-	c.Errorf(format, args...)
-	c.FailNow()
-}
-func (c *captureTB) Fatal(args ...any) { c.Error(args...); c.FailNow() }
-func (c *captureTB) FailNow()          { c.Fail(); panic(errStop) }
-func (c *captureTB) Skipf(format string, args ...any) {
-	c.log(fmt.Sprintf(format, args...))
-	c.SkipNow()
-}
-func (c *captureTB) Skip(args ...any) { c.log(fmt.Sprint(args...)); c.SkipNow() }
-func (c *captureTB) SkipNow()         { panic(errStop) }
-func (c *captureTB) Fail() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.failed = true
-}
-func (c *captureTB) Failed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.failed
-}
-
-// failure extracts rapid's failure message and the minimal sequence: the
-// "step:" lines logged by the final, shrunk re-run, and the failed comparison
-// that ended it.
-func (c *captureTB) failure() (string, []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	start := -1
-	for i, l := range c.lines {
-		if strings.HasPrefix(l, "Failed test output:") || strings.HasSuffix(l, "Failed test output:") {
-			start = i
-		}
-	}
-	msg := ""
-	for _, l := range c.lines {
-		if strings.HasPrefix(l, "[rapid] failed") || strings.HasPrefix(l, "[rapid] panic") || strings.HasPrefix(l, "[rapid] flaky") {
-			msg = l
-			break
-		}
-	}
-	if start < 0 {
-		return msg, nil
-	}
-	var steps []string
-	for _, l := range c.lines[start+1:] {
-		if !strings.HasPrefix(l, "[rapid] ") {
-			steps = append(steps, l)
-		}
-	}
-	return msg, steps
-}
-
 // StepCount is the number of operations in a minimal sequence.
-func StepCount(steps []string) int {
-	n := 0
-	for _, s := range steps {
-		if strings.HasPrefix(s, "step: ") {
-			n++
-		}
-	}
-	return n
-}
+func StepCount(steps []string) int { return rapidrun.StepCount(steps) }
