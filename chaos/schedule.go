@@ -24,9 +24,12 @@ type Schedule struct {
 	Max int
 }
 
-// healTimeout bounds one heal, which runs even after the schedule's
-// context has ended.
-const healTimeout = 2 * time.Minute
+// healTimeout and injectTimeout bound one heal and one injection, which
+// run to their end even after the schedule's context has ended.
+const (
+	healTimeout   = 2 * time.Minute
+	injectTimeout = 2 * time.Minute
+)
 
 // Available reports why some fault of the schedule cannot run on c.
 func (s Schedule) Available(c Cluster) error {
@@ -70,7 +73,7 @@ func (s Schedule) Run(ctx context.Context, c Cluster, now func() int64, tl *Time
 			f = s.Faults[rng.IntN(len(s.Faults))]
 		}
 		ev := Event{Fault: f.Name(), StartNS: now()}
-		inj, err := f.Inject(ctx, c, rng)
+		inj, err := inject(ctx, f, c, rng)
 		ev.Target, ev.Detail, ev.Metrics = inj.Target, inj.Detail, inj.Metrics
 		if err != nil {
 			ev.Error = err.Error()
@@ -103,6 +106,15 @@ func (s Schedule) Run(ctx context.Context, c Cluster, now func() int64, tl *Time
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// inject runs f.Inject to its end even if ctx ends meanwhile: a fault cut
+// off halfway (a docker stop abandoned while the daemon goes on stopping)
+// would leave the cluster in a state its heal does not expect.
+func inject(ctx context.Context, f Fault, c Cluster, rng *rand.Rand) (Injection, error) {
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), injectTimeout)
+	defer cancel()
+	return f.Inject(ictx, c, rng)
 }
 
 // heal runs h with a context of its own: it must run after ctx ended too.

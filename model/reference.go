@@ -173,6 +173,14 @@ func (r *Reference) Commit(_ context.Context, exe *Execution, b Batch) error {
 	case !exists && old == 0:
 		row = ExecutionRow{ID: exe.ID, DefinitionID: exe.DefinitionID, Data: p.data, Version: 1}
 	default:
+		// Decision: a commit that loses its CAS writes nothing, even when the
+		// state it brings is byte-identical to the stored row. The rqlite
+		// seed calls that case "benign double delivery" and lets its guard
+		// (side-writes on `data = ours`) apply the loser's outbox, dedupe,
+		// spawn and trace writes; CONTRACT.md property 3 does not, and an
+		// extra outbox or trace row is not idempotent. storecheck holds
+		// backends to property 3 and reports the seed's behaviour as a
+		// finding (backends/rqlite offers guard=prestate, which closes it).
 		conflict := &StoreConflict{ID: exe.ID, Expected: old}
 		if exists {
 			conflict.Found = Ptr(row.Version)

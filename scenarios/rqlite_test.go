@@ -61,6 +61,8 @@ func (o *opened) assertCleanedUp(t *testing.T) {
 	if len(o.stores) == 0 {
 		t.Fatal("no cluster was opened")
 	}
+	// A failed open left nothing to record; StartProcesses and
+	// StartContainers remove what they started before returning the error.
 	chains, _ := cluster.LeftoverChains(ctx)
 	for _, s := range o.stores {
 		switch c := s.Cluster().(type) {

@@ -208,7 +208,13 @@ func TestParseURL(t *testing.T) {
 	if o, _ := ParseURL("//h:1"); o.Level != LevelStrong {
 		t.Errorf("default level %q, want strong", o.Level)
 	}
-	for _, bad := range []string{"", "h:1", "//", "//h", "//u:p@h:1", "//h:1?level=eventual", "//h:1?x=1", "//h:1?timeout=-1s", "//h:1?level=none&level=weak"} {
+	if o, err := ParseURL("//h:1?guard=prestate"); err != nil || o.Guard != GuardPreState {
+		t.Errorf("guard: %+v %v", o, err)
+	}
+	if o, _ := ParseURL("//h:1"); o.Guard != GuardData {
+		t.Errorf("default guard %q, want the seed's", o.Guard)
+	}
+	for _, bad := range []string{"", "h:1", "//", "//h", "//u:p@h:1", "//h:1?level=eventual", "//h:1?x=1", "//h:1?timeout=-1s", "//h:1?level=none&level=weak", "//h:1?guard=version"} {
 		if _, err := ParseURL(bad); err == nil {
 			t.Errorf("ParseURL(%q) accepted", bad)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/storecheck/storecheck/backends/mutants/guarded"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -13,11 +12,8 @@ import (
 // one transaction: guarded.Statements with the seed's guard (the row holds
 // our exact data). It is what Commit posts, exposed for tests and tools.
 func CommitStatements(exe *model.Execution, b model.Batch, traceMax int) ([]Statement, error) {
-	c, err := guarded.Prepare(exe, b, traceMax)
-	if err != nil {
-		return nil, err
-	}
-	return guarded.Statements(c, guarded.OnData), nil
+	stmts, _, err := commitList(exe, b, traceMax, GuardData)
+	return stmts, err
 }
 
 // Commit implements model.Store: the whole batch as one transaction
@@ -26,7 +22,7 @@ func CommitStatements(exe *model.Execution, b model.Batch, traceMax int) ([]Stat
 // guarded on our data) and the stored version is read, at level strong,
 // for the conflict.
 func (s *Store) Commit(ctx context.Context, exe *model.Execution, b model.Batch) error {
-	stmts, err := CommitStatements(exe, b, int(s.traceMax.Load()))
+	stmts, cas, err := commitList(exe, b, int(s.traceMax.Load()), s.guard)
 	if err != nil {
 		return errorf("commit %q: %w", exe.ID, notApplied(err))
 	}
@@ -34,7 +30,7 @@ func (s *Store) Commit(ctx context.Context, exe *model.Execution, b model.Batch)
 	if err != nil {
 		return errorf("commit %q: %w", exe.ID, err)
 	}
-	if res[0].RowsAffected > 0 {
+	if res[cas].RowsAffected > 0 {
 		exe.Version++
 		return nil
 	}

@@ -46,6 +46,9 @@ type Options struct {
 	Nodes []string
 	// Level is the read consistency level; "" means LevelStrong.
 	Level Level
+	// Guard ties a commit's side-writes to its CAS; "" means GuardData,
+	// the seed's.
+	Guard Guard
 	// RequestTimeout bounds one HTTP request when the caller's context has
 	// no earlier deadline; 0 means DefaultRequestTimeout.
 	RequestTimeout time.Duration
@@ -76,6 +79,12 @@ func (o Options) normalize() (Options, error) {
 	if _, err := ParseLevel(string(o.Level)); err != nil {
 		return o, err
 	}
+	if o.Guard == "" {
+		o.Guard = GuardData
+	}
+	if _, err := ParseGuard(string(o.Guard)); err != nil {
+		return o, err
+	}
 	if o.RequestTimeout == 0 {
 		o.RequestTimeout = DefaultRequestTimeout
 	}
@@ -97,7 +106,7 @@ func checkHostPort(n string) error {
 }
 
 // ParseURL reads the part of a backend URL after "rqlite:":
-// //HOST:PORT[,HOST:PORT…][?level=L&timeout=D&connect_timeout=D]. User
+// //HOST:PORT[,HOST:PORT…][?level=L&guard=G&timeout=D&connect_timeout=D]. User
 // information in the URL is refused: credentials come from the environment.
 func ParseURL(rest string) (Options, error) {
 	if !strings.HasPrefix(rest, "//") {
@@ -127,6 +136,10 @@ func ParseURL(rest string) (Options, error) {
 			if o.Level, err = ParseLevel(v[0]); err != nil {
 				return Options{}, fmt.Errorf("rqlite: %w", err)
 			}
+		case "guard":
+			if o.Guard, err = ParseGuard(v[0]); err != nil {
+				return Options{}, fmt.Errorf("rqlite: %w", err)
+			}
 		case "timeout":
 			if o.RequestTimeout, err = positiveDuration(k, v[0]); err != nil {
 				return Options{}, err
@@ -136,7 +149,7 @@ func ParseURL(rest string) (Options, error) {
 				return Options{}, err
 			}
 		default:
-			return Options{}, fmt.Errorf("rqlite: unknown parameter %q (known: level, timeout, connect_timeout)", k)
+			return Options{}, fmt.Errorf("rqlite: unknown parameter %q (known: level, guard, timeout, connect_timeout)", k)
 		}
 	}
 	o, err = o.normalize()

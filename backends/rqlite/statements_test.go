@@ -153,3 +153,61 @@ func TestSeedUpsertInsertsAbsentRowAtAnyVersion(t *testing.T) {
 		t.Fatalf("guarded CAS for an absent row at old=4: %v rows, %v", res[0].RowsAffected, err)
 	}
 }
+
+// TestSeedGuardLeak pins the one case where the seed's data guard and the
+// contract part: a stale commit whose data is byte-identical to the stored
+// row (the same execution re-committed from the version before) loses its
+// CAS, yet its side-writes find "our exact data" in the row and land. The
+// seed calls this double delivery benign; the contract's atomicity says a
+// loser writes nothing. GuardPreState writes nothing.
+func TestSeedGuardLeak(t *testing.T) {
+	for _, c := range []struct {
+		guard Guard
+		leaks bool
+	}{{GuardData, true}, {GuardPreState, false}} {
+		t.Run(string(c.guard), func(t *testing.T) {
+			ctx := context.Background()
+			s := openLocal(t, model.DefaultConfig())
+			defer s.Close()
+			s.SetGuard(c.guard)
+			exe := &model.Execution{ID: "e", DefinitionID: "d", Status: "s", ActivePath: "a"}
+			if err := s.Save(ctx, exe.Clone()); err != nil {
+				t.Fatal(err)
+			}
+			stale := exe.Clone() // still at version 0: identical bytes at version 1
+			err := s.Commit(ctx, stale, model.Batch{Emits: []model.Emit{{Event: model.Event{ID: "x", Name: "again"}}}, Trace: json.RawMessage(`{"n":0}`)})
+			if _, ok := model.AsConflict(err); !ok {
+				t.Fatalf("stale commit: %v, want a conflict", err)
+			}
+			d, err := s.Dump(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if leaked := len(d.Outbox)+len(d.Trace) > 0; leaked != c.leaks {
+				t.Errorf("guard %s: loser's side-writes landed = %v, want %v (%+v)", c.guard, leaked, c.leaks, d)
+			}
+		})
+	}
+}
+
+// TestPreStateStatements pins the strict list's shape: side-writes guarded
+// on the row's state before the commit, the guarded upsert last.
+func TestPreStateStatements(t *testing.T) {
+	exe := &model.Execution{ID: "e1", DefinitionID: "d", Version: 3}
+	got, cas, err := commitList(exe, model.Batch{Emits: []model.Emit{{Event: model.Event{Name: "go"}}},
+		Timers: []model.TimerOp{{Action: model.TimerCancel, Path: "t"}}}, 0, GuardPreState)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pre := "((? = 0 AND NOT EXISTS (SELECT 1 FROM executions WHERE id = ?)) OR EXISTS (SELECT 1 FROM executions WHERE id = ? AND version = ?))"
+	if cas != 2 || len(got) != 3 || !strings.HasPrefix(got[2].SQL, "INSERT INTO executions") {
+		t.Fatalf("CAS at %d of %d: %+v", cas, len(got), got)
+	}
+	if got[0].SQL != "INSERT INTO outbox (target_id, event) SELECT ?, ? WHERE "+pre ||
+		!reflect.DeepEqual(got[0].Args, []any{nil, `{"name":"go"}`, int64(3), "e1", "e1", int64(3)}) {
+		t.Errorf("outbox: %s %#v", got[0].SQL, got[0].Args)
+	}
+	if got[1].SQL != "DELETE FROM timers WHERE execution_id = ? AND path = ? AND "+pre {
+		t.Errorf("timer: %s", got[1].SQL)
+	}
+}

@@ -19,6 +19,7 @@ const Name = "rqlite"
 type Store struct {
 	exec     Executor
 	level    Level
+	guard    Guard
 	st       sqlstore.Statements
 	traceMax atomic.Int64
 }
@@ -47,6 +48,7 @@ func Open(ctx context.Context, opt Options, cfg model.Config) (*Store, error) {
 		exec.Close()
 		return nil, fmt.Errorf("%s: open %v: %w", Name, opt.Nodes, err)
 	}
+	s.SetGuard(opt.Guard)
 	return s, nil
 }
 
@@ -85,10 +87,17 @@ func Attach(exec Executor, level Level, cfg model.Config) *Store {
 	if level == "" {
 		level = LevelStrong
 	}
-	s := &Store{exec: exec, level: level, st: sqlstore.NewStatements(sqlstore.AsIs)}
+	s := &Store{exec: exec, level: level, guard: GuardData, st: sqlstore.NewStatements(sqlstore.AsIs)}
 	s.traceMax.Store(int64(cfg.TraceMax))
 	return s
 }
+
+// SetGuard chooses how commits tie their side-writes to the CAS; the
+// default is GuardData, the seed's.
+func (s *Store) SetGuard(g Guard) { s.guard = g }
+
+// Guard returns the commit guard in use.
+func (s *Store) Guard() Guard { return s.guard }
 
 // Level returns the read level.
 func (s *Store) Level() Level { return s.level }
@@ -166,5 +175,9 @@ func OpenURL(ctx context.Context, rest string, cfg model.Config) (model.Store, e
 	if err != nil {
 		return nil, err
 	}
-	return Open(ctx, opt, cfg)
+	s, err := Open(ctx, opt, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }

@@ -23,7 +23,8 @@ import (
 	"github.com/testcontainers/testcontainers-go/network"
 )
 
-// DefaultImage is the official rqlite image, at a pinned tag.
+// DefaultImage is the official rqlite image, at a pinned tag. It is used if
+// it is on the machine; storecheck never pulls (docker pull it first).
 const DefaultImage = "rqlite/rqlite:10.2.7"
 
 // BuildImage, as ContainerConfig.Image, builds a throwaway FROM-scratch
@@ -86,15 +87,20 @@ func DockerAvailable(ctx context.Context) error {
 	return cli.Close()
 }
 
-// setRyukDisabled turns testcontainers' reaper off unless the user chose:
-// its image cannot be pulled without a registry, and the cluster removes
-// everything it starts itself. testcontainers reads its settings once, from
-// the environment, which is why this one process-wide setting is made.
+// setRyukDisabled turns testcontainers' reaper off unless the user chose
+// otherwise: its image cannot be pulled without a registry, and every
+// cluster here removes what it starts itself.
 func setRyukDisabled() {
 	if _, set := os.LookupEnv("TESTCONTAINERS_RYUK_DISABLED"); !set {
 		_ = os.Setenv("TESTCONTAINERS_RYUK_DISABLED", "true")
 	}
 }
+
+// init makes that choice before anything in the process can use
+// testcontainers: it reads its settings from the environment once, on first
+// use, for the whole process, so setting it later (when a cluster starts)
+// is too late if another package touched testcontainers first.
+func init() { setRyukDisabled() }
 
 // StartContainers starts cfg.Nodes containers on a new network and waits for
 // a leader. On error everything started is removed again.

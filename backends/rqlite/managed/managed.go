@@ -33,6 +33,8 @@ type Options struct {
 	Kind  string // Process or Container
 	Nodes int    // 0 means 3
 	Level rqlite.Level
+	// Guard ties commits' side-writes to their CAS; "" means the seed's.
+	Guard rqlite.Guard
 	// Rqlited is the rqlited binary (processes; and for containers, the
 	// static binary a throwaway image is built from); "" means $RQLITED or
 	// PATH.
@@ -44,7 +46,8 @@ type Options struct {
 }
 
 // Parse reads the part of a managed URL after the scheme's colon:
-// ?nodes=N&level=L&rqlited=PATH&image=IMAGE (image for containers only).
+// ?nodes=N&level=L&guard=G&rqlited=PATH&image=IMAGE (image for containers
+// only).
 func Parse(kind, rest string) (Options, error) {
 	o := Options{Kind: kind, Nodes: 3, Level: rqlite.LevelStrong}
 	scheme := "rqlite+" + kind
@@ -69,6 +72,10 @@ func Parse(kind, rest string) (Options, error) {
 			o.Nodes = n
 		case k == "level":
 			if o.Level, err = rqlite.ParseLevel(v[0]); err != nil {
+				return o, fmt.Errorf("%s: %w", scheme, err)
+			}
+		case k == "guard":
+			if o.Guard, err = rqlite.ParseGuard(v[0]); err != nil {
 				return o, fmt.Errorf("%s: %w", scheme, err)
 			}
 		case k == "rqlited":
@@ -112,7 +119,7 @@ func Open(ctx context.Context, opt Options, cfg model.Config) (*Store, error) {
 		return nil, err
 	}
 	addrs := nodeAddrs(ctx, cl)
-	s, err := rqlite.Open(ctx, rqlite.Options{Nodes: addrs, Level: opt.Level}, cfg)
+	s, err := rqlite.Open(ctx, rqlite.Options{Nodes: addrs, Level: opt.Level, Guard: opt.Guard}, cfg)
 	if err != nil {
 		return nil, errors.Join(err, cl.Close())
 	}
@@ -192,7 +199,15 @@ func OpenProcessURL(ctx context.Context, rest string, cfg model.Config) (model.S
 	if err != nil {
 		return nil, err
 	}
-	return Open(ctx, opt, cfg)
+	return asStore(Open(ctx, opt, cfg))
+}
+
+// asStore returns a nil interface, not a nil *Store in one, on error.
+func asStore(s *Store, err error) (model.Store, error) {
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // OpenContainerURL opens rqlite+container:REST.
@@ -201,5 +216,5 @@ func OpenContainerURL(ctx context.Context, rest string, cfg model.Config) (model
 	if err != nil {
 		return nil, err
 	}
-	return Open(ctx, opt, cfg)
+	return asStore(Open(ctx, opt, cfg))
 }
