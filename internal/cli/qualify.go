@@ -19,6 +19,7 @@ func qualifyCommand(ctx context.Context, e *env, args []string) (int, error) {
 		names        = stringList{split: true}
 		seed         seedFlag
 		out          outputFlags
+		servers      serverFlags
 		failOnNotRun bool
 		fs           = flag.NewFlagSet("qualify", flag.ContinueOnError)
 		command      = "storecheck qualify " + strings.Join(args, " ")
@@ -29,10 +30,14 @@ func qualifyCommand(ctx context.Context, e *env, args []string) (int, error) {
 	fs.BoolVar(&failOnNotRun, "fail-on-not-run", false, "exit 1 when any run is NOT RUN (a backend could not be started)")
 	k.register(fs)
 	out.register(fs)
+	servers.register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return helpOr(err)
 	}
 	if err := k.validate(); err != nil {
+		return ExitUsage, err
+	}
+	if err := servers.validate(); err != nil {
 		return ExitUsage, err
 	}
 	scs, onlyApplicable, err := lookupScenarios(names.values)
@@ -48,6 +53,7 @@ func qualifyCommand(ctx context.Context, e *env, args []string) (int, error) {
 			return ExitUsage, err
 		}
 	}
+	urls = servers.apply(urls)
 	if err := validateBackends(urls); err != nil {
 		return ExitUsage, err
 	}

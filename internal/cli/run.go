@@ -118,6 +118,7 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 		names   = stringList{split: true}
 		seed    seedFlag
 		out     outputFlags
+		servers serverFlags
 		fs      = flag.NewFlagSet("run", flag.ContinueOnError)
 		command = "storecheck run " + strings.Join(args, " ")
 	)
@@ -127,10 +128,14 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 	fs.Var(&seed, "seed", "seed for every random choice (default: a fresh one, printed)")
 	k.register(fs)
 	out.register(fs)
+	servers.register(fs)
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return helpOr(err)
 	}
 	if err := k.validate(); err != nil {
+		return ExitUsage, err
+	}
+	if err := servers.validate(); err != nil {
 		return ExitUsage, err
 	}
 	scs, onlyApplicable, err := lookupScenarios(names.values)
@@ -149,6 +154,7 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 			return ExitUsage, err
 		}
 	}
+	backendURLs = servers.apply(backendURLs)
 	if err := validateBackends(backendURLs); err != nil {
 		return ExitUsage, err
 	}
