@@ -46,8 +46,12 @@ func TestReplicaLagAcceptance(t *testing.T) {
 	if r.Verdict != "PASS" || m["lost_updates"] != 0 || m["faults_lost_updates"] != 0 {
 		t.Fatalf("verdict %s, lost updates %v: %s", r.Verdict, m["lost_updates"], r.Reason)
 	}
-	if !(m["lag_200ms_conflict_rate"] > m["lag_0ms_conflict_rate"]) || !(m["lag_200ms_spurious_rate"] > m["lag_0ms_spurious_rate"]) {
-		t.Errorf("conflicts did not grow with lag: 0ms %.3f (spurious %.3f), 200ms %.3f (spurious %.3f)",
-			m["lag_0ms_conflict_rate"], m["lag_0ms_spurious_rate"], m["lag_200ms_conflict_rate"], m["lag_200ms_spurious_rate"])
+	// Spurious conflicts — a CAS lost because the replica it was decided
+	// from lagged — are what lag causes; the total rate also moves with how
+	// much the clients overlap, which a loaded machine changes, so only the
+	// spurious rate is asserted to grow.
+	if !(m["lag_200ms_spurious_rate"] > m["lag_0ms_spurious_rate"]) || m["lag_200ms_spurious_rate"] <= 0 {
+		t.Errorf("spurious conflicts did not grow with lag: 0ms %.3f, 200ms %.3f (total rates %.3f, %.3f)",
+			m["lag_0ms_spurious_rate"], m["lag_200ms_spurious_rate"], m["lag_0ms_conflict_rate"], m["lag_200ms_conflict_rate"])
 	}
 }

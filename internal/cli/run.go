@@ -9,7 +9,6 @@ import (
 
 	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/adapter"
-	"github.com/storecheck/storecheck/internal/runner"
 	"github.com/storecheck/storecheck/scenarios"
 )
 
@@ -112,59 +111,26 @@ func shellQuote(s string) string {
 
 func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 	var (
-		k       knobs
-		urls    stringList
-		cmds    stringList
-		names   = stringList{split: true}
-		seed    seedFlag
-		out     outputFlags
-		servers serverFlags
-		fs      = flag.NewFlagSet("run", flag.ContinueOnError)
-		command = "storecheck run " + strings.Join(args, " ")
+		m    matrix
+		urls stringList
+		cmds stringList
+		fs   = flag.NewFlagSet("run", flag.ContinueOnError)
 	)
-	fs.Var(&urls, "backend", "backend URL, repeatable (default: memory:, and sqlite: and libsql: files in DIR/db); see 'storecheck backends'")
+	fs.Var(&urls, "backend", "backend URL, repeatable (default: the embedded backends, files in DIR/db); see 'storecheck backends'")
 	fs.Var(&cmds, "adapter", "command line of an out-of-process store, repeatable; the same as --backend 'exec:COMMAND' (docs/ADAPTER.md)")
-	fs.Var(&names, "scenario", "scenario name(s), repeatable or comma-separated (default: every scenario); see 'storecheck scenarios'")
-	fs.Var(&seed, "seed", "seed for every random choice (default: a fresh one, printed)")
-	k.register(fs)
-	out.register(fs)
-	servers.register(fs)
+	m.register(fs, "scenario")
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return helpOr(err)
-	}
-	if err := k.validate(); err != nil {
-		return ExitUsage, err
-	}
-	if err := servers.validate(); err != nil {
-		return ExitUsage, err
-	}
-	scs, onlyApplicable, err := lookupScenarios(names.values)
-	if err != nil {
-		return ExitUsage, err
-	}
-	if err := prepareOut(out.dir); err != nil {
-		return ExitUsage, err
 	}
 	backendURLs := urls.values
 	for _, c := range cmds.values {
 		backendURLs = append(backendURLs, adapter.Scheme+":"+c)
 	}
-	if len(backendURLs) == 0 {
-		if backendURLs, err = embeddedDefault(out.dir); err != nil {
-			return ExitUsage, err
-		}
-	}
-	backendURLs = servers.apply(backendURLs)
-	if err := validateBackends(backendURLs); err != nil {
+	plan, err := m.plan(e, backendURLs)
+	if err != nil {
 		return ExitUsage, err
 	}
-	s := seed.resolve()
-	announceSeed(e, out, s)
-	plan := runner.Plan{
-		Backends: backendURLs, Scenarios: scs, Out: out.dir, Options: k.options(), Params: k.params(s), OnlyApplicable: onlyApplicable,
-		Reproduce: func(backend, scenario string) string { return k.reproduce(s, backend, scenario) },
-	}
-	return execute(ctx, e, plan, out, notRunIsError, command)
+	return execute(ctx, e, plan, m.out, notRunIsError, "storecheck run "+strings.Join(args, " "))
 }
 
 // lookupScenarios resolves names; none means every scenario that applies to

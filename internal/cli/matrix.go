@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"flag"
+
+	"github.com/storecheck/storecheck/internal/runner"
+)
+
+// matrix is what run and qualify share: the scenarios, the seed, the knobs,
+// where results go and where servers come from. Each command adds its own way
+// of naming backends.
+type matrix struct {
+	k       knobs
+	names   stringList
+	seed    seedFlag
+	out     outputFlags
+	servers serverFlags
+}
+
+// register adds the shared flags; scenarioFlag is the name of the scenario
+// flag ("scenario" for run, "scenarios" for qualify).
+func (m *matrix) register(fs *flag.FlagSet, scenarioFlag string) {
+	m.names.split = true
+	fs.Var(&m.names, scenarioFlag, "scenario name(s), comma-separated or repeated (default: every scenario that applies to each backend); see 'storecheck scenarios'")
+	fs.Var(&m.seed, "seed", "seed for every random choice (default: a fresh one, printed)")
+	m.k.register(fs)
+	m.out.register(fs)
+	m.servers.register(fs)
+}
+
+// plan checks the flags, prepares the output folder and returns the plan for
+// urls (the embedded default when there are none).
+func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
+	if err := m.k.validate(); err != nil {
+		return runner.Plan{}, err
+	}
+	if err := m.servers.validate(); err != nil {
+		return runner.Plan{}, err
+	}
+	scs, onlyApplicable, err := lookupScenarios(m.names.values)
+	if err != nil {
+		return runner.Plan{}, err
+	}
+	if err := prepareOut(m.out.dir); err != nil {
+		return runner.Plan{}, err
+	}
+	if len(urls) == 0 {
+		if urls, err = embeddedDefault(m.out.dir); err != nil {
+			return runner.Plan{}, err
+		}
+	}
+	urls = m.servers.apply(urls)
+	if err := validateBackends(urls); err != nil {
+		return runner.Plan{}, err
+	}
+	s := m.seed.resolve()
+	announceSeed(e, m.out, s)
+	k := m.k
+	return runner.Plan{
+		Backends: urls, Scenarios: scs, Out: m.out.dir, Options: k.options(), Params: k.params(s), OnlyApplicable: onlyApplicable,
+		Reproduce: func(backend, scenario string) string { return k.reproduce(s, backend, scenario) },
+	}, nil
+}
