@@ -30,9 +30,10 @@ func CanonicalJSON(raw []byte) (string, error) {
 	return string(out), nil
 }
 
-// canonicalObject is CanonicalJSON for values that must be JSON objects
-// (contexts, trace entries). A nil or empty value stands for {}.
-func canonicalObject(raw json.RawMessage, what string) (string, error) {
+// CanonicalObject is CanonicalJSON for values that must be JSON objects
+// (contexts, trace entries). A nil or empty value stands for {}. Errors
+// start with what, which names the value ("trace entry").
+func CanonicalObject(raw json.RawMessage, what string) (string, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return "{}", nil
 	}

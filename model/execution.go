@@ -39,7 +39,7 @@ var knownFields = map[string]bool{
 // same execution always gives the same bytes. The rqlite protocol depends on
 // that: its side-writes are guarded on the row holding exactly our bytes.
 func (e Execution) MarshalJSON() ([]byte, error) {
-	ctx, err := canonicalObject(e.Context, "execution context")
+	ctx, err := CanonicalObject(e.Context, "execution context")
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (e *Execution) UnmarshalJSON(data []byte) error {
 		}
 	}
 	if v, ok := raw["context"]; ok && !bytes.Equal(bytes.TrimSpace(v), []byte("null")) {
-		c, err := canonicalObject(v, "execution context")
+		c, err := CanonicalObject(v, "execution context")
 		if err != nil {
 			return err
 		}

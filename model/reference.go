@@ -94,11 +94,9 @@ func (r *Reference) Close() error { return nil }
 // invalid batch is rejected before any table changes.
 type preparedCommit struct {
 	data      string
-	emits     []OutboxRow
+	rows      BatchRows
 	processed *string
 	timers    []TimerOp
-	spawns    []SpawnRow
-	trace     *string
 }
 
 // EncodeNext returns the JSON a successful commit of exe stores: exe at version
@@ -117,6 +115,51 @@ func EncodeNext(exe *Execution) (string, error) {
 	return string(raw), nil
 }
 
+// BatchRows is a commit's batch in the canonical form the tables store it.
+type BatchRows struct {
+	Emits  []OutboxRow // Seq unset: the outbox numbers them
+	Spawns []SpawnRow  // Seq unset
+	// Trace is the canonical trace step, or nil for none.
+	Trace *string
+}
+
+// PrepareBatch checks b for a commit of the execution id and encodes its
+// rows canonically, exactly as Reference.Commit does, so that a backend that
+// prepares its batch with it writes the reference's bytes and rejects what
+// the reference rejects before it writes anything. Errors name the part of
+// the batch ("emit 0: …", "timer op 1: …", "spawn 2 context: …", "trace
+// entry: …") but not the commit; the caller adds that.
+func PrepareBatch(id string, b Batch) (BatchRows, error) {
+	var rows BatchRows
+	for i, e := range b.Emits {
+		ev, err := e.Event.Canonical()
+		if err != nil {
+			return BatchRows{}, fmt.Errorf("emit %d: %w", i, err)
+		}
+		rows.Emits = append(rows.Emits, OutboxRow{TargetID: clonePtr(e.TargetID), Event: ev})
+	}
+	for i, t := range b.Timers {
+		if t.Action != TimerSchedule && t.Action != TimerCancel {
+			return BatchRows{}, fmt.Errorf("timer op %d: unknown action %q", i, t.Action)
+		}
+	}
+	for i, s := range b.Spawns {
+		c, err := CanonicalObject(s.Context, fmt.Sprintf("spawn %d context", i))
+		if err != nil {
+			return BatchRows{}, err
+		}
+		rows.Spawns = append(rows.Spawns, SpawnRow{ParentID: id, ChildID: s.ChildID, RootPath: s.RootPath, Context: c})
+	}
+	if b.Trace != nil {
+		c, err := CanonicalObject(b.Trace, "trace entry")
+		if err != nil {
+			return BatchRows{}, err
+		}
+		rows.Trace = &c
+	}
+	return rows, nil
+}
+
 // prepareCommit encodes exe at its next version and the batch in canonical
 // form, rejecting an invalid batch before any table changes.
 func prepareCommit(exe *Execution, b Batch) (preparedCommit, error) {
@@ -124,34 +167,11 @@ func prepareCommit(exe *Execution, b Batch) (preparedCommit, error) {
 	if err != nil {
 		return preparedCommit{}, fmt.Errorf("commit: %w", err)
 	}
-	p := preparedCommit{data: data, processed: b.ProcessedEventID, timers: b.Timers}
-	for i, e := range b.Emits {
-		ev, err := e.Event.Canonical()
-		if err != nil {
-			return preparedCommit{}, fmt.Errorf("commit %q: emit %d: %w", exe.ID, i, err)
-		}
-		p.emits = append(p.emits, OutboxRow{TargetID: clonePtr(e.TargetID), Event: ev})
+	rows, err := PrepareBatch(exe.ID, b)
+	if err != nil {
+		return preparedCommit{}, fmt.Errorf("commit %q: %w", exe.ID, err)
 	}
-	for i, t := range b.Timers {
-		if t.Action != TimerSchedule && t.Action != TimerCancel {
-			return preparedCommit{}, fmt.Errorf("commit %q: timer op %d: unknown action %q", exe.ID, i, t.Action)
-		}
-	}
-	for i, s := range b.Spawns {
-		c, err := canonicalObject(s.Context, fmt.Sprintf("spawn %d context", i))
-		if err != nil {
-			return preparedCommit{}, fmt.Errorf("commit %q: %w", exe.ID, err)
-		}
-		p.spawns = append(p.spawns, SpawnRow{ParentID: exe.ID, ChildID: s.ChildID, RootPath: s.RootPath, Context: c})
-	}
-	if b.Trace != nil {
-		c, err := canonicalObject(b.Trace, "trace entry")
-		if err != nil {
-			return preparedCommit{}, fmt.Errorf("commit %q: %w", exe.ID, err)
-		}
-		p.trace = &c
-	}
-	return p, nil
+	return preparedCommit{data: data, rows: rows, processed: b.ProcessedEventID, timers: b.Timers}, nil
 }
 
 // Commit implements Store.
@@ -188,7 +208,7 @@ func (r *Reference) Commit(_ context.Context, exe *Execution, b Batch) error {
 		return conflict
 	}
 	r.st.execs[exe.ID] = row
-	for _, e := range p.emits {
+	for _, e := range p.rows.Emits {
 		r.st.outboxSeq++
 		e.Seq = r.st.outboxSeq
 		r.st.outbox = append(r.st.outbox, e)
@@ -196,7 +216,7 @@ func (r *Reference) Commit(_ context.Context, exe *Execution, b Batch) error {
 	if p.processed != nil {
 		r.st.processed[ProcessedRow{ExecutionID: exe.ID, EventID: *p.processed}] = struct{}{}
 	}
-	for _, s := range p.spawns {
+	for _, s := range p.rows.Spawns {
 		r.st.spawnSeq++
 		s.Seq = r.st.spawnSeq
 		r.st.spawns = append(r.st.spawns, s)
@@ -209,8 +229,8 @@ func (r *Reference) Commit(_ context.Context, exe *Execution, b Batch) error {
 			delete(r.st.timers, key)
 		}
 	}
-	if p.trace != nil {
-		r.appendTraceLocked(exe.ID, *p.trace)
+	if p.rows.Trace != nil {
+		r.appendTraceLocked(exe.ID, *p.rows.Trace)
 	}
 	exe.Version = old + 1
 	return nil
@@ -395,7 +415,7 @@ func (r *Reference) DeleteTimer(_ context.Context, id, path string, fireAt float
 
 // AppendTrace implements Store.
 func (r *Reference) AppendTrace(_ context.Context, id string, entry json.RawMessage) error {
-	c, err := canonicalObject(entry, "trace entry")
+	c, err := CanonicalObject(entry, "trace entry")
 	if err != nil {
 		return fmt.Errorf("append trace %q: %w", id, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/storecheck/storecheck/backends/internal/rowconv"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -50,7 +51,7 @@ func (s *Store) conflict(ctx context.Context, exe *model.Execution) error {
 		if rows, err = s.query(ctx, LevelStrong, s.st.SelectVersion, exe.ID); err == nil {
 			c := &model.StoreConflict{ID: exe.ID, Expected: exe.Version}
 			if len(rows) > 0 {
-				v, verr := integer(rows[0][0])
+				v, verr := rowconv.Integer(rows[0][0])
 				if verr != nil {
 					return errorf("commit %q: lost its CAS; stored version: %w", exe.ID, notApplied(verr))
 				}
@@ -76,7 +77,7 @@ func (s *Store) Save(ctx context.Context, exe *model.Execution) error {
 // and the trim as two requests; here they go as one transaction, so that a
 // failure cannot leave the ring over its cap. The rows are the same.
 func (s *Store) AppendTrace(ctx context.Context, id string, entry json.RawMessage) error {
-	c, err := object(entry, "trace entry")
+	c, err := model.CanonicalObject(entry, "trace entry")
 	if err != nil {
 		return errorf("append trace %q: %w", id, notApplied(err))
 	}

@@ -2,10 +2,9 @@ package rqlite
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
 
+	"github.com/storecheck/storecheck/backends/internal/rowconv"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -23,10 +22,10 @@ func (s *Store) Load(ctx context.Context, id string) (*model.Execution, error) {
 	if len(rows) == 0 {
 		return nil, nil
 	}
-	data, err := text(rows[0][0])
+	data, err := rowconv.Text(rows[0][0])
 	if err == nil {
 		var exe *model.Execution
-		if exe, err = decode(data); err == nil {
+		if exe, err = rowconv.Execution(data); err == nil {
 			return exe, nil
 		}
 	}
@@ -46,15 +45,15 @@ func (s *Store) LoadForEvent(ctx context.Context, id, eventID string) (*model.Ex
 		if len(rows[0]) < 2 {
 			return nil, false, fmt.Errorf("row has %d columns, want 2", len(rows[0]))
 		}
-		data, err := text(rows[0][0])
+		data, err := rowconv.Text(rows[0][0])
 		if err != nil {
 			return nil, false, err
 		}
-		done, err := truth(rows[0][1])
+		done, err := rowconv.Truth(rows[0][1])
 		if err != nil {
 			return nil, false, err
 		}
-		exe, err := decode(data)
+		exe, err := rowconv.Execution(data)
 		return exe, done, err
 	}()
 	if err != nil {
@@ -73,12 +72,12 @@ func (s *Store) ListExecutions(ctx context.Context, f model.ListFilter) (model.P
 	if err != nil {
 		return model.Page{}, errorf("list executions: %w", err)
 	}
-	q, args := s.listQuery(f, off)
+	q, args := s.st.ListQuery(f, off)
 	rows, err := s.query(ctx, s.level, q, args...)
 	if err != nil {
 		return model.Page{}, errorf("list executions: %w", err)
 	}
-	items, err := convert(rows, 7, summary)
+	items, err := convert(rows, rowconv.SummaryCols, rowconv.Summary)
 	if err != nil {
 		return model.Page{}, errorf("list executions: %w", err)
 	}
@@ -91,59 +90,6 @@ func (s *Store) ListExecutions(ctx context.Context, f model.ListFilter) (model.P
 		page.Items = items
 	}
 	return page, nil
-}
-
-// listQuery joins the statements' List fragments for f.
-func (s *Store) listQuery(f model.ListFilter, off int) (string, []any) {
-	var where []string
-	var args []any
-	if f.DefinitionID != nil {
-		where = append(where, s.st.ListByDefinition)
-		args = append(args, *f.DefinitionID)
-	}
-	if len(f.Statuses) > 0 {
-		where = append(where, s.st.ListByStatusIn+"("+strings.TrimSuffix(strings.Repeat("?, ", len(f.Statuses)), ", ")+")")
-		for _, st := range f.Statuses {
-			args = append(args, st)
-		}
-	}
-	if f.RootsOnly {
-		where = append(where, s.st.ListRootsOnly)
-	}
-	q := s.st.ListSelect
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	return q + " " + s.st.ListPage, append(args, int64(f.Limit)+1, int64(off))
-}
-
-func summary(c []any) (model.ExecutionSummary, error) {
-	var (
-		s   model.ExecutionSummary
-		err error
-	)
-	if s.ID, err = text(c[0]); err != nil {
-		return s, fmt.Errorf("id: %w", err)
-	}
-	if s.DefinitionID, err = text(c[1]); err != nil {
-		return s, fmt.Errorf("definition_id: %w", err)
-	}
-	if s.Version, err = integer(c[2]); err != nil {
-		return s, fmt.Errorf("version: %w", err)
-	}
-	if s.Status, err = text(c[3]); err != nil {
-		return s, fmt.Errorf("status: %w", err)
-	}
-	if s.Outcome, err = nullText(c[4]); err != nil {
-		return s, fmt.Errorf("outcome: %w", err)
-	}
-	if s.ActivePath, err = text(c[5]); err != nil {
-		return s, fmt.Errorf("active_path: %w", err)
-	}
-	if s.ParentID, err = nullText(c[6]); err != nil {
-		return s, fmt.Errorf("parent_id: %w", err)
-	}
-	return s, nil
 }
 
 // IsProcessed implements model.Store.
@@ -160,20 +106,11 @@ func (s *Store) PendingOutbox(ctx context.Context) ([]model.OutboxEntry, error) 
 	rows, err := s.query(ctx, s.level, s.st.PendingOutbox)
 	if err == nil {
 		var out []model.OutboxEntry
-		if out, err = convert(rows, 3, outboxEntry); err == nil {
+		if out, err = convert(rows, rowconv.OutboxCols, rowconv.OutboxEntry); err == nil {
 			return out, nil
 		}
 	}
 	return nil, errorf("pending outbox: %w", err)
-}
-
-func outboxEntry(c []any) (model.OutboxEntry, error) {
-	r, err := outboxRow(c)
-	if err != nil {
-		return model.OutboxEntry{}, err
-	}
-	ev, err := model.ParseEvent(r.Event)
-	return model.OutboxEntry{Seq: r.Seq, TargetID: r.TargetID, Event: ev}, err
 }
 
 // PendingSpawns implements model.Store.
@@ -181,10 +118,7 @@ func (s *Store) PendingSpawns(ctx context.Context) ([]model.SpawnEntry, error) {
 	rows, err := s.query(ctx, s.level, s.st.PendingSpawns)
 	if err == nil {
 		var out []model.SpawnEntry
-		if out, err = convert(rows, 5, func(c []any) (model.SpawnEntry, error) {
-			r, err := spawnRow(c)
-			return model.SpawnEntry{Seq: r.Seq, ParentID: r.ParentID, ChildID: r.ChildID, RootPath: r.RootPath, Context: json.RawMessage(r.Context)}, err
-		}); err == nil {
+		if out, err = convert(rows, rowconv.SpawnCols, rowconv.SpawnEntry); err == nil {
 			return out, nil
 		}
 	}
@@ -197,10 +131,7 @@ func (s *Store) DueTimers(ctx context.Context, now float64) ([]model.DueTimer, e
 	rows, err := s.query(ctx, s.level, s.st.DueTimers, now)
 	if err == nil {
 		var out []model.DueTimer
-		if out, err = convert(rows, 3, func(c []any) (model.DueTimer, error) {
-			r, err := timerRow(c)
-			return model.DueTimer{ExecutionID: r.ExecutionID, Path: r.Path, FireAt: r.FireAt}, err
-		}); err == nil {
+		if out, err = convert(rows, rowconv.TimerCols, rowconv.DueTimer); err == nil {
 			if len(out) == 0 {
 				return nil, nil
 			}
@@ -215,17 +146,7 @@ func (s *Store) ReadTrace(ctx context.Context, id string) ([]model.TraceEntry, e
 	rows, err := s.query(ctx, s.level, s.st.ReadTrace, id)
 	if err == nil {
 		var out []model.TraceEntry
-		if out, err = convert(rows, 2, func(c []any) (model.TraceEntry, error) {
-			idx, err := integer(c[0])
-			if err != nil {
-				return model.TraceEntry{}, fmt.Errorf("idx: %w", err)
-			}
-			entry, err := text(c[1])
-			if err != nil {
-				return model.TraceEntry{}, fmt.Errorf("entry: %w", err)
-			}
-			return model.TraceEntry{Index: idx, Entry: json.RawMessage(entry)}, nil
-		}); err == nil {
+		if out, err = convert(rows, rowconv.TraceEntryCols, rowconv.TraceEntry); err == nil {
 			return out, nil
 		}
 	}

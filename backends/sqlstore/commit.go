@@ -1,23 +1,21 @@
 package sqlstore
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
 
+	"github.com/storecheck/storecheck/backends/internal/rowconv"
 	"github.com/storecheck/storecheck/model"
 )
 
 // prepared is a batch in the form the tables store it, built before the
 // transaction opens so that an invalid batch writes nothing.
 type prepared struct {
-	data   string
-	emits  []model.OutboxRow
-	spawns []model.SpawnRow
-	trace  *string
+	data string
+	model.BatchRows
 }
 
 // prepare encodes exe at its next version and the batch canonically, as
@@ -27,50 +25,11 @@ func prepare(exe *model.Execution, b model.Batch) (prepared, error) {
 	if err != nil {
 		return prepared{}, err
 	}
-	p := prepared{data: data}
-	for i, e := range b.Emits {
-		ev, err := e.Event.Canonical()
-		if err != nil {
-			return prepared{}, fmt.Errorf("emit %d: %w", i, err)
-		}
-		p.emits = append(p.emits, model.OutboxRow{TargetID: e.TargetID, Event: ev})
-	}
-	for i, t := range b.Timers {
-		if t.Action != model.TimerSchedule && t.Action != model.TimerCancel {
-			return prepared{}, fmt.Errorf("timer op %d: unknown action %q", i, t.Action)
-		}
-	}
-	for i, sp := range b.Spawns {
-		c, err := canonicalObject(sp.Context, fmt.Sprintf("spawn %d context", i))
-		if err != nil {
-			return prepared{}, err
-		}
-		p.spawns = append(p.spawns, model.SpawnRow{ParentID: exe.ID, ChildID: sp.ChildID, RootPath: sp.RootPath, Context: c})
-	}
-	if b.Trace != nil {
-		c, err := canonicalObject(b.Trace, "trace entry")
-		if err != nil {
-			return prepared{}, err
-		}
-		p.trace = &c
-	}
-	return p, nil
-}
-
-// canonicalObject is model.CanonicalJSON for values that must be JSON
-// objects; nil or empty stands for {}, as in model.Reference.
-func canonicalObject(raw json.RawMessage, what string) (string, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return "{}", nil
-	}
-	s, err := model.CanonicalJSON(raw)
+	rows, err := model.PrepareBatch(exe.ID, b)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
+		return prepared{}, err
 	}
-	if s[0] != '{' {
-		return "", fmt.Errorf("%s: must be a JSON object, got %.40s", what, s)
-	}
-	return s, nil
+	return prepared{data: data, BatchRows: rows}, nil
 }
 
 // Commit implements model.Store: the CAS and the whole batch in one
@@ -140,7 +99,7 @@ func (s *Store) compareAndSwap(ctx context.Context, c *sql.Conn, exe *model.Exec
 	case err != nil:
 		return fmt.Errorf("select version: %w", err)
 	}
-	v, err := integer(found)
+	v, err := rowconv.Integer(found)
 	if err != nil {
 		return fmt.Errorf("select version: %w", err)
 	}
@@ -150,7 +109,7 @@ func (s *Store) compareAndSwap(ctx context.Context, c *sql.Conn, exe *model.Exec
 // writeBatch applies the side-writes of a commit in the seed's order:
 // outbox, dedupe marker, spawns, timers, trace.
 func (s *Store) writeBatch(ctx context.Context, c *sql.Conn, id string, b model.Batch, p prepared) error {
-	for i, e := range p.emits {
+	for i, e := range p.Emits {
 		if _, err := c.ExecContext(ctx, s.st.InsertOutbox, nullable(e.TargetID), e.Event); err != nil {
 			return fmt.Errorf("insert outbox emit %d: %w", i, err)
 		}
@@ -160,7 +119,7 @@ func (s *Store) writeBatch(ctx context.Context, c *sql.Conn, id string, b model.
 			return fmt.Errorf("insert processed event: %w", err)
 		}
 	}
-	for i, sp := range p.spawns {
+	for i, sp := range p.Spawns {
 		if _, err := c.ExecContext(ctx, s.st.InsertSpawn, sp.ParentID, sp.ChildID, sp.RootPath, sp.Context); err != nil {
 			return fmt.Errorf("insert spawn %d: %w", i, err)
 		}
@@ -176,8 +135,8 @@ func (s *Store) writeBatch(ctx context.Context, c *sql.Conn, id string, b model.
 			return fmt.Errorf("timer op %d (%s %q): %w", i, t.Action, t.Path, err)
 		}
 	}
-	if p.trace != nil {
-		return s.writeTrace(ctx, c, id, *p.trace)
+	if p.Trace != nil {
+		return s.writeTrace(ctx, c, id, *p.Trace)
 	}
 	return nil
 }
@@ -199,7 +158,7 @@ func (s *Store) writeTrace(ctx context.Context, c *sql.Conn, id, entry string) e
 // AppendTrace implements model.Store: one step and its trim in one
 // transaction. Like the seed, it does not require the execution to exist.
 func (s *Store) AppendTrace(ctx context.Context, id string, entry json.RawMessage) error {
-	c, err := canonicalObject(entry, "trace entry")
+	c, err := model.CanonicalObject(entry, "trace entry")
 	if err != nil {
 		return s.errorf("append trace %q: %w", id, notApplied(err))
 	}
@@ -210,4 +169,12 @@ func (s *Store) AppendTrace(ctx context.Context, id string, entry json.RawMessag
 		return s.errorf("append trace %q: %w", id, err)
 	}
 	return nil
+}
+
+// nullable turns a *string into a driver argument: nil or the string.
+func nullable(p *string) any {
+	if p == nil {
+		return nil
+	}
+	return *p
 }

@@ -1,5 +1,11 @@
 package sqlstore
 
+import (
+	"strings"
+
+	"github.com/storecheck/storecheck/model"
+)
+
 // Statements is every SQL text a Store runs, one field per statement, each
 // with positional ? parameters in the order the field's comment gives. A Store
 // never builds SQL of its own beyond joining the List fragments, so swapping a
@@ -158,4 +164,29 @@ func NewStatements(t Projection) Statements {
 			"DELETE FROM sqlite_sequence",
 		},
 	}
+}
+
+// ListQuery joins the List fragments for f into the list_executions query
+// of the page at offset off, and returns it with its arguments.
+func (st Statements) ListQuery(f model.ListFilter, off int) (string, []any) {
+	var where []string
+	var args []any
+	if f.DefinitionID != nil {
+		where = append(where, st.ListByDefinition)
+		args = append(args, *f.DefinitionID)
+	}
+	if len(f.Statuses) > 0 {
+		where = append(where, st.ListByStatusIn+"("+strings.TrimSuffix(strings.Repeat("?, ", len(f.Statuses)), ", ")+")")
+		for _, status := range f.Statuses {
+			args = append(args, status)
+		}
+	}
+	if f.RootsOnly {
+		where = append(where, st.ListRootsOnly)
+	}
+	q := st.ListSelect
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	return q + " " + st.ListPage, append(args, int64(f.Limit)+1, int64(off))
 }

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"regexp"
 	"strings"
-
 )
 
 // qualifyCommand runs the matrix of backends × scenarios a release is

@@ -14,8 +14,6 @@
 package guarded
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 
 	"github.com/storecheck/storecheck/model"
@@ -84,56 +82,18 @@ type Commit struct {
 func (c Commit) New() int64 { return c.Old + 1 }
 
 // Prepare encodes exe at its next version and the batch canonically, and
-// rejects what model.Reference rejects, so that an invalid batch is refused
-// before anything is sent.
+// rejects what model.Reference rejects (model.PrepareBatch), so that an
+// invalid batch is refused before anything is sent.
 func Prepare(exe *model.Execution, b model.Batch, traceMax int) (Commit, error) {
 	data, err := model.EncodeNext(exe)
 	if err != nil {
 		return Commit{}, err
 	}
-	c := Commit{ID: exe.ID, DefinitionID: exe.DefinitionID, Old: exe.Version, Data: data,
-		ProcessedEventID: b.ProcessedEventID, Timers: b.Timers, TraceMax: traceMax}
-	for i, e := range b.Emits {
-		ev, err := e.Event.Canonical()
-		if err != nil {
-			return Commit{}, fmt.Errorf("emit %d: %w", i, err)
-		}
-		c.Emits = append(c.Emits, model.OutboxRow{TargetID: e.TargetID, Event: ev})
-	}
-	for i, t := range b.Timers {
-		if t.Action != model.TimerSchedule && t.Action != model.TimerCancel {
-			return Commit{}, fmt.Errorf("timer op %d: unknown action %q", i, t.Action)
-		}
-	}
-	for i, sp := range b.Spawns {
-		ctx, err := object(sp.Context, fmt.Sprintf("spawn %d context", i))
-		if err != nil {
-			return Commit{}, err
-		}
-		c.Spawns = append(c.Spawns, model.SpawnRow{ParentID: exe.ID, ChildID: sp.ChildID, RootPath: sp.RootPath, Context: ctx})
-	}
-	if b.Trace != nil {
-		entry, err := object(b.Trace, "trace entry")
-		if err != nil {
-			return Commit{}, err
-		}
-		c.Trace = &entry
-	}
-	return c, nil
-}
-
-// object is model.CanonicalJSON for a value that must be a JSON object; nil
-// or empty stands for {}, as in model.Reference.
-func object(raw json.RawMessage, what string) (string, error) {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		return "{}", nil
-	}
-	s, err := model.CanonicalJSON(raw)
+	rows, err := model.PrepareBatch(exe.ID, b)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", what, err)
+		return Commit{}, err
 	}
-	if s[0] != '{' {
-		return "", fmt.Errorf("%s: must be a JSON object, got %.40s", what, s)
-	}
-	return s, nil
+	return Commit{ID: exe.ID, DefinitionID: exe.DefinitionID, Old: exe.Version, Data: data,
+		Emits: rows.Emits, ProcessedEventID: b.ProcessedEventID, Timers: b.Timers,
+		Spawns: rows.Spawns, Trace: rows.Trace, TraceMax: traceMax}, nil
 }
