@@ -189,3 +189,29 @@ func TestContainerCleanup(t *testing.T) {
 	}
 	o.assertCleanedUp(t)
 }
+
+// TestVersionGuardMutantOnRealCluster: the rqlite protocol with side-writes
+// guarded on `version = new` (the leak the seed warns about), run on a real
+// 3-node cluster, is caught — and the seed's guard, on the same seed, is not.
+func TestVersionGuardMutantOnRealCluster(t *testing.T) {
+	bin := needRqlited(t)
+	conc, err := Lookup("concurrent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		guard string
+		want  reports.Verdict
+	}{{"version", reports.Fail}, {"prestate", reports.Pass}} {
+		t.Run(c.guard, func(t *testing.T) {
+			var o opened
+			url := "rqlite+process:?nodes=3&guard=" + c.guard + "&rqlited=" + bin
+			res := conc.Run(context.Background(), o.target(url), Params{Seed: 5, OutDir: t.TempDir(), Clients: 12, Executions: 2, Ops: 1500})
+			t.Logf("guard=%s: %s %s %s", c.guard, res.Verdict, res.Guarantee, res.Reason)
+			if res.Verdict != c.want {
+				t.Fatalf("guard=%s: verdict %s (%s), want %s", c.guard, res.Verdict, res.Reason, c.want)
+			}
+			o.assertCleanedUp(t)
+		})
+	}
+}

@@ -26,15 +26,21 @@ const (
 	// request atomically and in log order, so the side-writes happen
 	// exactly when the upsert wins.
 	GuardPreState Guard = "prestate"
+	// GuardVersion is a deliberately broken variant (the mutant the rqlite
+	// seed warns about): side-writes guarded on the row being at the new
+	// version, so a commit that lost its CAS to a writer that reached the
+	// same version still writes its outbox, dedupe, timer, spawn and trace
+	// rows. It exists to show storecheck catches it on a real cluster.
+	GuardVersion Guard = "version"
 )
 
 // ParseGuard reads a guard name.
 func ParseGuard(s string) (Guard, error) {
 	switch g := Guard(s); g {
-	case GuardData, GuardPreState:
+	case GuardData, GuardPreState, GuardVersion:
 		return g, nil
 	}
-	return "", fmt.Errorf("unknown guard %q (want data, the seed's, or prestate)", s)
+	return "", fmt.Errorf("unknown guard %q (want data, the seed's; prestate; or version, a deliberately broken mutant)", s)
 }
 
 // commitList builds a commit's statement list for guard g and returns it
@@ -44,7 +50,11 @@ func commitList(exe *model.Execution, b model.Batch, traceMax int, g Guard) ([]S
 	if err != nil {
 		return nil, 0, err
 	}
-	if g != GuardPreState {
+	switch g {
+	case GuardVersion:
+		return guarded.Statements(c, guarded.OnVersion), 0, nil
+	case GuardPreState:
+	default:
 		return guarded.Statements(c, guarded.OnData), 0, nil
 	}
 	cond := "((? = 0 AND NOT EXISTS (SELECT 1 FROM executions WHERE id = ?)) OR EXISTS (SELECT 1 FROM executions WHERE id = ? AND version = ?))"
