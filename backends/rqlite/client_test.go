@@ -214,7 +214,7 @@ func TestParseURL(t *testing.T) {
 	if o, _ := ParseURL("//h:1"); o.Guard != GuardData {
 		t.Errorf("default guard %q, want the seed's", o.Guard)
 	}
-	for _, bad := range []string{"", "h:1", "//", "//h", "//u:p@h:1", "//h:1?level=eventual", "//h:1?x=1", "//h:1?timeout=-1s", "//h:1?level=none&level=weak", "//h:1?guard=version"} {
+	for _, bad := range []string{"", "h:1", "//", "//h", "//u:p@h:1", "//h:1?level=eventual", "//h:1?x=1", "//h:1?timeout=-1s", "//h:1?level=none&level=weak", "//h:1?guard=versions"} {
 		if _, err := ParseURL(bad); err == nil {
 			t.Errorf("ParseURL(%q) accepted", bad)
 		}
