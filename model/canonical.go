@@ -14,6 +14,15 @@ func CanonicalJSON(raw []byte) (string, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return "", fmt.Errorf("canonical json: empty document")
 	}
+	if alreadyCanonical(raw) {
+		return string(raw), nil
+	}
+	return canonicalSlow(raw)
+}
+
+// canonicalSlow decodes and re-encodes: the definition of the canonical
+// form, which alreadyCanonical only short-cuts.
+func canonicalSlow(raw []byte) (string, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any

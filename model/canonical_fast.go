@@ -1,0 +1,181 @@
+package model
+
+import (
+	"bytes"
+	"unicode/utf8"
+)
+
+// alreadyCanonical reports whether b is, byte for byte, what CanonicalJSON
+// would make of it: compact, object keys strictly ascending (so no
+// duplicates), strings that need no escaping, numbers as the grammar has
+// them. It is CanonicalJSON's fast path — documents read back from a store
+// are canonical already, and decoding and re-encoding them is most of what
+// recording a history costs. It answers false whenever it is unsure (any
+// escape sequence, say), leaving the document to the slow path.
+func alreadyCanonical(b []byte) bool {
+	p := canonScan{b: b}
+	return p.value(0) && p.i == len(b)
+}
+
+// maxCanonDepth bounds the nesting the fast path follows.
+const maxCanonDepth = 64
+
+type canonScan struct {
+	b []byte
+	i int
+}
+
+func (p *canonScan) peek() byte {
+	if p.i < len(p.b) {
+		return p.b[p.i]
+	}
+	return 0
+}
+
+func (p *canonScan) value(depth int) bool {
+	if depth > maxCanonDepth {
+		return false
+	}
+	switch c := p.peek(); {
+	case c == '{':
+		return p.object(depth)
+	case c == '[':
+		return p.array(depth)
+	case c == '"':
+		_, ok := p.str()
+		return ok
+	case c == 't':
+		return p.lit("true")
+	case c == 'f':
+		return p.lit("false")
+	case c == 'n':
+		return p.lit("null")
+	case c == '-' || (c >= '0' && c <= '9'):
+		return p.number()
+	}
+	return false
+}
+
+func (p *canonScan) object(depth int) bool {
+	p.i++ // {
+	if p.peek() == '}' {
+		p.i++
+		return true
+	}
+	var prev []byte
+	for first := true; ; first = false {
+		key, ok := p.str()
+		if !ok || (!first && bytes.Compare(key, prev) <= 0) {
+			return false
+		}
+		prev = key
+		if p.peek() != ':' {
+			return false
+		}
+		p.i++
+		if !p.value(depth + 1) {
+			return false
+		}
+		switch p.peek() {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+func (p *canonScan) array(depth int) bool {
+	p.i++ // [
+	if p.peek() == ']' {
+		p.i++
+		return true
+	}
+	for {
+		if !p.value(depth + 1) {
+			return false
+		}
+		switch p.peek() {
+		case ',':
+			p.i++
+		case ']':
+			p.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// str reads a string with no escapes, no control characters, valid UTF-8
+// and no U+2028/U+2029 (which the encoder escapes), and returns its bytes.
+func (p *canonScan) str() ([]byte, bool) {
+	if p.peek() != '"' {
+		return nil, false
+	}
+	start := p.i + 1
+	for j := start; j < len(p.b); j++ {
+		switch c := p.b[j]; {
+		case c == '"':
+			s := p.b[start:j]
+			if !utf8.Valid(s) || bytes.Contains(s, []byte("\u2028")) || bytes.Contains(s, []byte("\u2029")) {
+				return nil, false
+			}
+			p.i = j + 1
+			return s, true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+func (p *canonScan) lit(s string) bool {
+	if !bytes.HasPrefix(p.b[p.i:], []byte(s)) {
+		return false
+	}
+	p.i += len(s)
+	return true
+}
+
+// number follows JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+func (p *canonScan) number() bool {
+	digits := func() int {
+		n := 0
+		for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if p.peek() == '-' {
+		p.i++
+	}
+	switch {
+	case p.peek() == '0':
+		p.i++
+	case p.peek() >= '1' && p.peek() <= '9':
+		digits()
+	default:
+		return false
+	}
+	if p.peek() == '.' {
+		p.i++
+		if digits() == 0 {
+			return false
+		}
+	}
+	if c := p.peek(); c == 'e' || c == 'E' {
+		p.i++
+		if c := p.peek(); c == '+' || c == '-' {
+			p.i++
+		}
+		if digits() == 0 {
+			return false
+		}
+	}
+	return true
+}
