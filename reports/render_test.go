@@ -359,7 +359,7 @@ func TestRedactText(t *testing.T) {
 		"sqlite:/tmp/x.db":                                         "sqlite:/tmp/x.db",
 		"open postgres://u:pw@h:5432/db failed":                    "open postgres://REDACTED@h:5432/db failed",
 		"--backend 'memory:?auth_token=S3' --seed 1":               "--backend 'memory:?auth_token=REDACTED' --seed 1",
-		"--backend=rqlite://h:4001/?password=x&level=strong, then": "--backend=rqlite://h:4001/?level=strong&password=REDACTED, then",
+		"--backend=rqlite://h:4001/?password=x&level=strong, then": "--backend=rqlite://h:4001/?password=REDACTED&level=strong, then",
 	} {
 		if got := redactText(in); got != want {
 			t.Errorf("redactText(%q) = %q, want %q", in, got, want)
@@ -374,5 +374,20 @@ func TestInlineSVG(t *testing.T) {
 	}
 	if !bytes.HasPrefix([]byte(got), []byte("<svg")) {
 		t.Error("prologue kept")
+	}
+}
+
+func TestRedactKeepsWhatIsNotSecret(t *testing.T) {
+	cases := map[string]string{
+		"rqlite+process:?nodes=3&rqlited=/tmp/rq/rqlited":           "rqlite+process:?nodes=3&rqlited=/tmp/rq/rqlited",
+		"rqlite://u:pw@h:4001?level=strong":                         "rqlite://REDACTED@h:4001?level=strong",
+		"libsql+replica:/r.db?primary=http://u:pw@h:8080&token=abc": "libsql+replica:/r.db?primary=http%3A%2F%2FREDACTED%40h%3A8080&token=REDACTED",
+		"sqlite:/tmp/x.db": "sqlite:/tmp/x.db",
+		"exec:python3 adapters/python/sqlite_store.py --broken no-cas": "exec:python3 adapters/python/sqlite_store.py --broken no-cas",
+	}
+	for in, want := range cases {
+		if got := Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
