@@ -24,12 +24,19 @@ const opsPerClientPerRound = 100
 //
 //	go test -run '^$' -bench RecorderOverhead ./linearizability/
 func BenchmarkRecorderOverhead(b *testing.B) {
-	for _, backend := range []string{"memory", "sqlite", "libsql"} {
+	for _, backend := range []string{"memory", "sqlite", "libsql", "rqlite"} {
 		for _, clients := range []int{1, 8} {
 			b.Run(fmt.Sprintf("%s/clients=%d", backend, clients), func(b *testing.B) {
-				url := backend + ":"
-				if backend != "memory" {
-					url += filepath.Join(b.TempDir(), "bench.db")
+				var url string
+				switch backend {
+				case "memory":
+					url = "memory:"
+				case "rqlite":
+					// A 3-node cluster on loopback, when $RQLITED or PATH has
+					// rqlited; otherwise NOT RUN.
+					url = "rqlite+process:?nodes=3"
+				default:
+					url = backend + ":" + filepath.Join(b.TempDir(), "bench.db")
 				}
 				store, err := backends.Open(context.Background(), url, model.DefaultConfig())
 				if err != nil {
