@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,21 +33,11 @@ func parse(rest string) (target, error) {
 	if err != nil {
 		return target{}, err
 	}
-	values, err := url.ParseQuery(query)
+	path, err := dbfile.PathParam(Scheme+":"+name, query)
 	if err != nil {
-		return target{}, fmt.Errorf("%s: %s: bad parameters %q: %w", Scheme, name, query, err)
+		return target{}, err
 	}
-	t := target{m: m}
-	for k, v := range values {
-		if k != "path" || len(v) != 1 {
-			return target{}, fmt.Errorf("%s: %s: unknown or repeated parameter %q (only path=FILE)", Scheme, name, k)
-		}
-		t.path = v[0]
-		if err := dbfile.CheckPath(Scheme+":"+name, t.path); err != nil {
-			return target{}, err
-		}
-	}
-	return t, nil
+	return target{m: m, path: path}, nil
 }
 
 // Validate checks a URL's rest without opening anything.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -102,4 +103,25 @@ func CheckPath(backend, path string) error {
 // "a" with a query.
 func FileURI(path string) string {
 	return "file:" + strings.NewReplacer("%", "%25", "?", "%3F", "#", "%23").Replace(filepath.Clean(path))
+}
+
+// PathParam reads the query of a catalogue URL (NAME?path=FILE): path=FILE
+// or nothing, and checks the path. label ("mutant:NAME") starts every error.
+// "" means no path was given.
+func PathParam(label, query string) (string, error) {
+	values, err := url.ParseQuery(query)
+	if err != nil {
+		return "", fmt.Errorf("%s: bad parameters %q: %w", label, query, err)
+	}
+	path := ""
+	for k, v := range values {
+		if k != "path" || len(v) != 1 {
+			return "", fmt.Errorf("%s: unknown or repeated parameter %q (only path=FILE)", label, k)
+		}
+		path = v[0]
+		if err := CheckPath(label, path); err != nil {
+			return "", err
+		}
+	}
+	return path, nil
 }
