@@ -3,14 +3,12 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"hash"
-	"hash/fnv"
 	"math"
-	"sync"
 	"sync/atomic"
 
 	"pgregory.net/rapid"
 
+	"github.com/storecheck/storecheck/internal/rapidrun"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -19,31 +17,12 @@ type Stats struct {
 	Cases atomic.Int64 // test cases started
 	Ops   atomic.Int64 // store operations compared
 
-	mu     sync.Mutex
-	digest hash.Hash64 // of every step, in order
-}
-
-// record adds one step's description to the sequence digest.
-func (s *Stats) record(step string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.digest == nil {
-		s.digest = fnv.New64a()
-	}
-	s.digest.Write([]byte(step))
-	s.digest.Write([]byte{'\n'})
+	steps rapidrun.Digest // every step, in order
 }
 
 // Digest identifies the exact sequence of steps run so far: two runs with the
 // same seed against correct stores give the same digest.
-func (s *Stats) Digest() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.digest == nil {
-		return ""
-	}
-	return fmt.Sprintf("%016x", s.digest.Sum64())
-}
+func (s *Stats) Digest() string { return s.steps.String() }
 
 // Property returns the rapid state-machine property: every test case takes an
 // empty store from h and an empty reference model with the same trace cap,
@@ -122,7 +101,7 @@ func (m *machine) op() { m.stats.Ops.Add(1) }
 func (m *machine) step(t *rapid.T, format string, a ...any) {
 	t.Helper()
 	line := "step: " + fmt.Sprintf(format, a...)
-	m.stats.record(line)
+	m.stats.steps.Record(line)
 	t.Log(line)
 }
 

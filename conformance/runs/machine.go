@@ -4,14 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"hash"
-	"hash/fnv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"pgregory.net/rapid"
+
+	"github.com/storecheck/storecheck/internal/rapidrun"
 
 	runmodel "github.com/storecheck/storecheck/model/runs"
 )
@@ -21,30 +20,12 @@ type Stats struct {
 	Cases atomic.Int64 // test cases started
 	Ops   atomic.Int64 // store operations compared
 
-	mu     sync.Mutex
-	digest hash.Hash64
+	steps rapidrun.Digest // every step, in order
 }
 
-func (s *Stats) record(step string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.digest == nil {
-		s.digest = fnv.New64a()
-	}
-	s.digest.Write([]byte(step))
-	s.digest.Write([]byte{'\n'})
-}
-
-// Digest identifies the exact sequence of steps run so far: two runs with
-// the same seed against correct stores give the same digest.
-func (s *Stats) Digest() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.digest == nil {
-		return ""
-	}
-	return fmt.Sprintf("%016x", s.digest.Sum64())
-}
+// Digest identifies the exact sequence of steps run so far: two runs with the
+// same seed against correct stores give the same digest.
+func (s *Stats) Digest() string { return s.steps.String() }
 
 // The pools the machine draws from: small, so that operations collide.
 var (
@@ -155,7 +136,7 @@ func (m *machine) compare(t *rapid.T, step, wantDesc string, wantErr error, gotD
 	t.Helper()
 	m.stats.Ops.Add(1)
 	line := "step: " + step + " -> " + outcome(wantDesc, wantErr)
-	m.stats.record(line)
+	m.stats.steps.Record(line)
 	t.Log(line)
 	if runmodel.Kind(wantErr) == "other" {
 		t.Fatalf("reference failed: %v", wantErr)
@@ -170,7 +151,7 @@ func (m *machine) tick(t *rapid.T) {
 	d := rapid.SampledFrom(ticks).Draw(t, "tick")
 	m.now = m.now.Add(d)
 	line := fmt.Sprintf("step: tick +%v -> now %s", d, stamp(m.now))
-	m.stats.record(line)
+	m.stats.steps.Record(line)
 	t.Log(line)
 }
 

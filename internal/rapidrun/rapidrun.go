@@ -7,6 +7,8 @@ package rapidrun
 
 import (
 	"flag"
+	"hash"
+	"hash/fnv"
 	"fmt"
 	"strconv"
 	"strings"
@@ -124,4 +126,33 @@ func StepCount(steps []string) int {
 		}
 	}
 	return n
+}
+
+// Digest identifies a sequence of steps: each step's description is folded
+// in, in order. Two runs with the same seed against correct stores give the
+// same digest. The zero value is ready; it is safe for concurrent use.
+type Digest struct {
+	mu sync.Mutex
+	h  hash.Hash64
+}
+
+// Record adds one step's description.
+func (d *Digest) Record(step string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.h == nil {
+		d.h = fnv.New64a()
+	}
+	d.h.Write([]byte(step))
+	d.h.Write([]byte{'\n'})
+}
+
+// String is the digest in hex, or "" when no step was recorded.
+func (d *Digest) String() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.h == nil {
+		return ""
+	}
+	return fmt.Sprintf("%016x", d.h.Sum64())
 }
