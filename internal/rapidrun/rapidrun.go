@@ -7,9 +7,9 @@ package rapidrun
 
 import (
 	"flag"
+	"fmt"
 	"hash"
 	"hash/fnv"
-	"fmt"
 	"strconv"
 	"strings"
 	"sync"

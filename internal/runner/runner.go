@@ -109,6 +109,10 @@ func runOne(ctx context.Context, plan Plan, i int, backend string, sc scenarios.
 	if res.Measured != nil {
 		res.Measured.Fill(&r)
 	}
+	if r.Verdict == reports.Pass && r.Ops == 0 {
+		// A check that ran nothing proved nothing: never a pass.
+		r.Verdict, r.Reason = reports.NotRun, "the scenario reported success but ran no operation"
+	}
 	if ctx.Err() != nil && r.Verdict == reports.Pass {
 		// A pass decided after the interruption still holds, but anything
 		// the scenario did not finish must not read as PASS.
