@@ -166,3 +166,28 @@ func concurrentScenario() scenarios.Scenario {
 	}
 	return sc
 }
+
+// A correct backend that a scenario could not run is not "not flagged": the
+// catalogue does not pass on a check that never happened.
+func TestCorrectBackendNotRunFailsCatalogue(t *testing.T) {
+	subjects, err := Select(Subjects(), []string{"blind-write", "memory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cannot := scenarios.Scenario{Name: "cannot", Run: func(_ context.Context, tg scenarios.Target, _ scenarios.Params) scenarios.Result {
+		if strings.HasPrefix(tg.URL, "mutant:") {
+			return scenarios.Result{Verdict: reports.Fail, Reason: "caught", Ops: 1}
+		}
+		return scenarios.Result{Verdict: reports.NotRun, Reason: "the server could not start"}
+	}}
+	tab, err := Runner{Subjects: subjects, Scenarios: []scenarios.Scenario{cannot}, Seed: 1}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Pass() {
+		t.Fatal("the catalogue passed although the correct backend never ran")
+	}
+	if got := fmt.Sprint(tab.Unchecked()); got != "[memory]" {
+		t.Errorf("unchecked %s, want [memory]", got)
+	}
+}

@@ -34,6 +34,9 @@ func (t *Table) Write(w io.Writer) error {
 	verdict := "PASS: every mutant caught, no correct backend flagged"
 	if !t.Pass() {
 		verdict = fmt.Sprintf("FAIL: survivors %v, flagged %v", orNone(t.Survivors()), orNone(t.Flagged()))
+		if u := t.Unchecked(); len(u) > 0 {
+			verdict += fmt.Sprintf(", not shown to pass %v", orNone(u))
+		}
 		if t.Interrupted {
 			verdict += ", interrupted"
 		}
@@ -62,6 +65,8 @@ func caughtText(row Row) string {
 	switch {
 	case row.Kind == Correct && row.Caught:
 		return "FLAGGED"
+	case row.Kind == Correct && !row.Checked():
+		return "NOT RUN"
 	case row.Kind == Correct:
 		return "not flagged"
 	case row.Caught:

@@ -1,6 +1,7 @@
 package mutantrun
 
 import (
+	"strings"
 	"time"
 
 	"github.com/storecheck/storecheck/conformance"
@@ -75,7 +76,30 @@ func (row *Row) settle() {
 
 // OK reports whether the row is as it should be: a mutant caught, a
 // correct backend not flagged.
-func (row Row) OK() bool { return row.Caught == (row.Kind == Mutant) }
+func (row Row) OK() bool {
+	if row.Kind == Mutant {
+		return row.Caught
+	}
+	return !row.Caught && row.Checked()
+}
+
+// Checked reports whether every scenario that applies actually ran the
+// subject and passed it, and at least one did. A correct backend whose runs
+// were NOT RUN (could not start, over the budget) was not shown to pass:
+// "not flagged" would be a skip read as a pass.
+func (row Row) Checked() bool {
+	passed := 0
+	for _, r := range row.Runs {
+		switch {
+		case r.Verdict == reports.Pass:
+			passed++
+		case r.Verdict == reports.NotRun && strings.HasPrefix(r.Reason, "scenario does not apply"):
+		default:
+			return false
+		}
+	}
+	return passed > 0
+}
 
 // Table is the catalogue's result.
 type Table struct {
@@ -120,6 +144,17 @@ func (t *Table) Flagged() []string {
 	var out []string
 	for _, row := range t.Rows {
 		if row.Kind == Correct && row.Caught {
+			out = append(out, row.Name)
+		}
+	}
+	return out
+}
+
+// Unchecked are the correct backends some scenario did not run.
+func (t *Table) Unchecked() []string {
+	var out []string
+	for _, row := range t.Rows {
+		if row.Kind == Correct && !row.Caught && !row.Checked() {
 			out = append(out, row.Name)
 		}
 	}
