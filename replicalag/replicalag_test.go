@@ -23,7 +23,7 @@ func small(dir string, seed uint64) Config {
 
 func lagsimTargetT(t *testing.T, query string) Target {
 	t.Helper()
-	tg, err := TargetFor(context.Background(), "lagsim:"+filepath.Join(t.TempDir(), "p.db")+query)
+	tg, err := TargetFor(context.Background(), "lagsim:"+filepath.Join(t.TempDir(), "p.db")+query, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestNotApplicable(t *testing.T) {
 		t.Errorf("libsql+replica: must apply")
 	}
 	t.Setenv("SQLD", filepath.Join(t.TempDir(), "no-sqld"))
-	_, err := TargetFor(context.Background(), "libsql+replica:"+filepath.Join(t.TempDir(), "r.db")+"?image=storecheck.invalid/none:0")
+	_, err := TargetFor(context.Background(), "libsql+replica:"+filepath.Join(t.TempDir(), "r.db")+"?image=storecheck.invalid/none:0", "")
 	if err == nil {
 		t.Skip("a sqld or the image is available here: the NOT RUN path cannot be shown")
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/storecheck/storecheck/backends/lagsim"
 	"github.com/storecheck/storecheck/backends/libsql"
-	"github.com/storecheck/storecheck/backends/libsql/sqld"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -26,13 +25,14 @@ func Applies(rawURL string) (bool, string) {
 
 // TargetFor returns the target a backend URL names: lagsim:PATH?lag=D
 // (the simulation) or libsql+replica:PATH?… (sqld and embedded replicas).
-func TargetFor(ctx context.Context, rawURL string) (Target, error) {
+// A server the target starts writes its log into logDir.
+func TargetFor(ctx context.Context, rawURL, logDir string) (Target, error) {
 	scheme, rest, _ := strings.Cut(rawURL, ":")
 	switch scheme {
 	case lagsim.Scheme:
 		return lagsimTarget(rest)
 	case libsqlReplicaScheme:
-		return libsqlTarget(ctx, rest)
+		return libsqlTarget(ctx, rest, logDir)
 	}
 	_, why := Applies(rawURL)
 	return Target{}, errors.New(why)
@@ -80,19 +80,19 @@ const libsqlReplicaScheme = libsql.ReplicaScheme
 // primary: the URL's, or one it starts now and stops at Target.Close. No
 // sqld here (no binary, no local image) is an error wrapping ErrNotOpened,
 // whose message is the NOT RUN reason.
-func libsqlTarget(ctx context.Context, rest string) (Target, error) {
+func libsqlTarget(ctx context.Context, rest, logDir string) (Target, error) {
 	t, err := libsql.ParseReplicaURL(rest)
 	if err != nil {
 		return Target{}, err
 	}
 	where := "the sqld at primary="
-	var server sqld.Server
+	var server *libsql.Primary
 	var stop func() error
 	if t.Primary == "" {
-		if server, stop, err = libsql.StartPrimary(ctx, t); err != nil {
+		if server, err = libsql.StartPrimary(ctx, t, logDir); err != nil {
 			return Target{}, fmt.Errorf("%w: %w", errNotOpened, err)
 		}
-		where = "an sqld this run started"
+		where, stop = "an sqld this run started: "+server.Describe(), server.Close
 	}
 	return Target{
 		Kind: "libSQL embedded replicas (go-libsql) on " + where, Top: t.SyncInterval, Jitter: t.Jitter, Close: stop,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/storecheck/storecheck/linearizability"
@@ -29,7 +30,7 @@ func replicaLagScenario() Scenario {
 }
 
 func runReplicaLag(ctx context.Context, t Target, p Params) Result {
-	target, err := replicalag.TargetFor(ctx, t.URL)
+	target, err := replicalag.TargetFor(ctx, t.URL, logDir(p))
 	if err != nil {
 		return Result{Verdict: reports.NotRun, Reason: flatReason(err.Error())}
 	}
@@ -103,3 +104,12 @@ func notOnReplicas(backendURL string) (bool, string) {
 
 // flatReason folds a message onto one line.
 func flatReason(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// logDir is where servers a run starts keep their logs: logs/ in the run's
+// folder, "" (with their data) when the run has none.
+func logDir(p Params) string {
+	if p.OutDir == "" {
+		return ""
+	}
+	return filepath.Join(p.OutDir, "logs")
+}

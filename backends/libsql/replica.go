@@ -52,10 +52,10 @@ type replicaMember struct {
 // ClusterOptions say which primary a ReplicaCluster syncs from, and how.
 type ClusterOptions struct {
 	// Primary is a running primary's address. Server, when set, is a
-	// primary storecheck started (its URL wins); the cluster can kill and
-	// restart it, and does not close it.
+	// primary storecheck started (its URL and token win); the cluster can
+	// kill, pause and restart it, and does not close it.
 	Primary string
-	Server  sqld.Server
+	Server  *Primary
 	// Interval is the replicas' mean sync interval; Seed seeds their
 	// jitter.
 	Interval time.Duration
@@ -68,7 +68,7 @@ type ClusterOptions struct {
 func OpenReplicaCluster(ctx context.Context, t ReplicaTarget, cfg model.Config, opt ClusterOptions) (*ReplicaCluster, error) {
 	c := &ReplicaCluster{target: t, cfg: cfg, opt: opt, token: t.Token(), url: opt.Primary, members: map[string]*replicaMember{}}
 	if opt.Server != nil {
-		c.url = opt.Server.URL()
+		c.url, c.token = opt.Server.URL(), opt.Server.Token()
 	}
 	if c.url == "" {
 		return nil, fmt.Errorf("%s: no primary to connect to", ReplicaScheme)

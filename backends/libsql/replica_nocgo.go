@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/storecheck/storecheck/backends/libsql/sqld"
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/model"
 )
@@ -18,7 +17,7 @@ type ReplicaCluster struct{}
 // ClusterOptions are as with cgo.
 type ClusterOptions struct {
 	Primary  string
-	Server   sqld.Server
+	Server   *Primary
 	Interval time.Duration
 	Seed     uint64
 }

@@ -23,12 +23,15 @@ func TestParseReplicaURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := ReplicaTarget{Path: p, Primary: "http://127.0.0.1:8080", SyncInterval: 200 * time.Millisecond, Jitter: 0.2,
-		TokenEnv: "MY_TOKEN", SQLD: "/opt/sqld", Image: "img:1"}
+		TokenEnv: "MY_TOKEN", SQLD: "/opt/sqld", Image: "img:1", Net: NetAuto, Auth: true}
 	if got != want {
 		t.Errorf("parsed %+v, want %+v", got, want)
 	}
-	if d, _ := ParseReplicaURL(p); !d.ReadYourWrites || d.SyncInterval != 0 || d.Primary != "" {
-		t.Errorf("defaults %+v: want read-your-writes, sync before every read, a primary started by storecheck", d)
+	if d, _ := ParseReplicaURL(p); !d.ReadYourWrites || d.SyncInterval != 0 || d.Primary != "" || !d.Auth || d.Net != NetAuto {
+		t.Errorf("defaults %+v: want read-your-writes, sync before every read, a primary started by storecheck with auth, in a namespace where one can be made", d)
+	}
+	if d, err := ParseReplicaURL(p + "?net=netns&delay=50ms&auth=none"); err != nil || d.Net != NetNamespace || d.Delay != 50*time.Millisecond || d.Auth {
+		t.Errorf("net=netns&delay=50ms&auth=none: %+v, %v", d, err)
 	}
 	const secret = "s3cr3t-value"
 	for _, bad := range []string{
@@ -36,6 +39,7 @@ func TestParseReplicaURL(t *testing.T) {
 		p + "?primary=ftp://h", p + "?primary=nohost", p + "?read_your_writes=maybe", p + "?colour=red",
 		p + "?primary=http://u:" + secret + "@h:1", p + "?primary=http://h:1/?authToken=" + secret,
 		p + "?authToken=" + secret, p + "?auth_token=" + secret, p + "?password=" + secret, p + "?token_env=",
+		p + "?net=vpn", p + "?auth=basic", p + "?delay=1h", p + "?net=loopback&delay=10ms", p + "?primary=http://h:1&auth=none",
 	} {
 		err := ValidateReplica(bad)
 		if err == nil {
@@ -93,7 +97,7 @@ func TestEmbeddedReplicaOnSqld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	server, stop, err := StartPrimary(ctx, target)
+	server, err := StartPrimary(ctx, target, "")
 	if errors.Is(err, sqld.ErrUnavailable) {
 		t.Skipf("NOT RUN: %v", err)
 	}
@@ -101,7 +105,7 @@ func TestEmbeddedReplicaOnSqld(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := stop(); err != nil {
+		if err := server.Close(); err != nil {
 			t.Error(err)
 		}
 	})

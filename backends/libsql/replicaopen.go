@@ -15,7 +15,7 @@ import (
 type ReplicaStore struct {
 	*replica.Store
 	cluster *ReplicaCluster
-	stop    func() error // the sqld it started, if any
+	primary *Primary // the sqld it started, if any
 }
 
 // Cluster returns the cluster the store owns.
@@ -24,8 +24,8 @@ func (s *ReplicaStore) Cluster() *ReplicaCluster { return s.cluster }
 // Close closes the replica and the cluster, then stops the sqld it started.
 func (s *ReplicaStore) Close() error {
 	err := errors.Join(s.Store.Close(), s.cluster.Close())
-	if s.stop != nil {
-		err = errors.Join(err, s.stop())
+	if s.primary != nil {
+		err = errors.Join(err, s.primary.Close())
 	}
 	return err
 }
@@ -39,15 +39,14 @@ func OpenReplica(ctx context.Context, rest string, cfg model.Config) (model.Stor
 		return nil, err
 	}
 	opt := ClusterOptions{Primary: t.Primary, Interval: t.SyncInterval, Seed: 1}
-	var stop func() error
 	if t.Primary == "" {
-		if opt.Server, stop, err = StartPrimary(ctx, t); err != nil {
+		if opt.Server, err = StartPrimary(ctx, t, ""); err != nil {
 			return nil, err
 		}
 	}
 	fail := func(err error) (model.Store, error) {
-		if stop != nil {
-			err = errors.Join(err, stop())
+		if opt.Server != nil {
+			err = errors.Join(err, opt.Server.Close())
 		}
 		return nil, err
 	}
@@ -59,5 +58,5 @@ func OpenReplica(ctx context.Context, rest string, cfg model.Config) (model.Stor
 	if err != nil {
 		return fail(errors.Join(err, c.Close()))
 	}
-	return &ReplicaStore{Store: r, cluster: c, stop: stop}, nil
+	return &ReplicaStore{Store: r, cluster: c, primary: opt.Server}, nil
 }

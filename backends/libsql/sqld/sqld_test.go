@@ -2,7 +2,9 @@ package sqld
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -28,6 +30,10 @@ func TestMain(m *testing.M) {
 }
 
 func fakeSqld() {
+	if len(os.Args) > 1 && os.Args[1] == "--version" {
+		fmt.Println("sqld sqld 0.0.0-fake (storecheck test)")
+		os.Exit(0)
+	}
 	for i, a := range os.Args {
 		if a == "--http-listen-addr" && i+1 < len(os.Args) {
 			http.HandleFunc("/health", func(http.ResponseWriter, *http.Request) {})
@@ -37,7 +43,7 @@ func fakeSqld() {
 	os.Exit(3)
 }
 
-func healthy(url string) bool {
+func answers(url string) bool {
 	c := http.Client{Timeout: 500 * time.Millisecond}
 	resp, err := c.Get(url + "/health")
 	if err != nil {
@@ -51,12 +57,15 @@ func healthy(url string) bool {
 // process, on one address throughout.
 func TestProcessLifecycle(t *testing.T) {
 	t.Setenv(fakeEnv, "1")
-	p, err := NewProcess(os.Args[0])
+	ctx := context.Background()
+	p, err := NewProcess(ctx, os.Args[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	s, err := p.Start(ctx, t.TempDir())
+	if p.Version() != "sqld 0.0.0-fake (storecheck test)" {
+		t.Errorf("version %q", p.Version())
+	}
+	s, err := p.Start(ctx, StartOptions{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,19 +75,19 @@ func TestProcessLifecycle(t *testing.T) {
 			s.Close()
 		}
 	})
-	if !healthy(s.URL()) {
+	if !answers(s.URL()) {
 		t.Fatalf("%s is not healthy after Start", s.URL())
 	}
 	if err := s.Kill(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if healthy(s.URL()) {
+	if answers(s.URL()) {
 		t.Fatalf("%s still answers after Kill", s.URL())
 	}
 	if err := s.Restart(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if !healthy(s.URL()) {
+	if !answers(s.URL()) {
 		t.Fatalf("%s is not healthy after Restart", s.URL())
 	}
 	pid := s.(*procServer).cmd.Process.Pid
@@ -86,7 +95,7 @@ func TestProcessLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	closed = true
-	if healthy(s.URL()) {
+	if answers(s.URL()) {
 		t.Errorf("%s still answers after Close", s.URL())
 	}
 	if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err == nil {
@@ -205,14 +214,176 @@ func TestRealSqld(t *testing.T) {
 	if err != nil {
 		t.Skipf("NOT RUN: %v", err)
 	}
-	s, err := p.Start(ctx, t.TempDir())
+	t.Logf("%s: %s", p.Name(), p.Version())
+	logs := t.TempDir()
+	s, err := p.Start(ctx, StartOptions{Dir: t.TempDir(), LogDir: logs})
 	if err != nil {
 		t.Fatalf("%s: %v", p.Name(), err)
 	}
-	if !healthy(s.URL()) {
+	if !answers(s.URL()) {
 		t.Errorf("%s is not healthy", p.Name())
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if answers(s.URL()) {
+		t.Errorf("%s answers after Close", s.URL())
+	}
+	if _, err := os.Stat(filepath.Join(logs, "sqld.log")); err != nil && strings.HasPrefix(p.Name(), "sqld process") {
+		t.Errorf("no log in the log folder: %v", err)
+	}
+}
+
+// pipeline posts one statement to sqld's Hrana-over-HTTP API with the
+// token (if any) and returns the HTTP status.
+func pipeline(t *testing.T, base, token, stmt string) int {
+	t.Helper()
+	q, _ := json.Marshal(stmt)
+	body := strings.NewReader(`{"requests":[{"type":"execute","stmt":{"sql":` + string(q) + `}},{"type":"close"}]}`)
+	req, err := http.NewRequest(http.MethodPost, base+"/v2/pipeline", body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	c := http.Client{Timeout: 5 * time.Second}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("pipeline request: %v", err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestRealSqldAuth: a primary started with a run's key refuses requests
+// without a token or with one signed by another key, serves the run's
+// token, and never writes the token into its log.
+func TestRealSqldAuth(t *testing.T) {
+	ctx := context.Background()
+	p, err := NewProcess(ctx, "")
+	if err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	auth, err := NewAuth()
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := NewAuth()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := t.TempDir()
+	s, err := p.Start(ctx, StartOptions{Dir: t.TempDir(), LogDir: logs, Auth: auth})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	token := auth.Token(time.Hour)
+	if code := pipeline(t, s.URL(), "", "SELECT 1"); code != http.StatusUnauthorized {
+		t.Errorf("no token: HTTP %d, want 401", code)
+	}
+	if code := pipeline(t, s.URL(), other.Token(time.Hour), "SELECT 1"); code != http.StatusUnauthorized {
+		t.Errorf("a token of another key: HTTP %d, want 401", code)
+	}
+	if code := pipeline(t, s.URL(), token, "SELECT 1"); code != http.StatusOK {
+		t.Errorf("the run's token: HTTP %d, want 200", code)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile(filepath.Join(logs, "sqld.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(log), token) {
+		t.Errorf("sqld's log holds the token")
+	}
+}
+
+// TestNamespaceLink runs sqld inside a namespace of its own, slows its link
+// with tbf (and netem, where the kernel has it), cuts and heals the link,
+// and leaves no namespace behind.
+func TestNamespaceLink(t *testing.T) {
+	if err := NamespacesAvailable(); err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	ctx := context.Background()
+	p, err := NewProcess(ctx, "")
+	if err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	n, err := NewNamespace(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	s, err := p.Start(ctx, StartOptions{Dir: t.TempDir(), Net: n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !strings.Contains(s.URL(), n.Addr()) {
+		t.Fatalf("sqld listens on %s, not in the namespace (%s)", s.URL(), n.Addr())
+	}
+	// A 64 KiB request: milliseconds on a clean link, over a second at
+	// 256 kbit/s (tbf), and one round trip longer with netem's delay.
+	big := strings.Repeat("x", 64<<10)
+	send := func() time.Duration {
+		start := time.Now()
+		if code := pipeline(t, s.URL(), "", "SELECT '"+big+"'"); code != http.StatusOK {
+			t.Fatalf("pipeline: HTTP %d", code)
+		}
+		return time.Since(start)
+	}
+	clean := send()
+	if err := n.SetLink(ctx, Link{Rate: 256_000}); err != nil {
+		t.Fatal(err)
+	}
+	if slow := send(); slow < clean+time.Second {
+		t.Errorf("64 KiB took %v at 256 kbit/s, %v on a clean link: the rate limit did not slow the link", slow, clean)
+	}
+	delayed := Link{Delay: 200 * time.Millisecond}
+	switch err := n.SetLink(ctx, delayed); {
+	case err != nil && strings.Contains(err.Error(), "no netem"):
+		t.Logf("NOT RUN (delay): %v", err)
+	case err != nil:
+		t.Fatal(err)
+	default:
+		if slow := send(); slow < clean+200*time.Millisecond {
+			t.Errorf("%v with %v, %v on a clean link: netem did not slow the link", slow, delayed, clean)
+		}
+	}
+	if err := n.SetLink(ctx, Link{}); err != nil {
+		t.Fatal(err)
+	}
+	if d := send(); d > clean+time.Second {
+		t.Errorf("%v after the link was cleared", d)
+	}
+	if err := n.Cut(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if answers(s.URL()) {
+		t.Errorf("sqld answers through a cut link")
+	}
+	if err := n.Heal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !answers(s.URL()) {
+		t.Errorf("sqld does not answer after the heal")
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, left := range Namespaces(ctx) {
+		if left == n.Name() {
+			t.Errorf("namespace %s survived Close", left)
+		}
+	}
+	if exists(ctx, "link", n.hostIf) {
+		t.Errorf("veth %s survived Close", n.hostIf)
 	}
 }
