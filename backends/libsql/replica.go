@@ -22,11 +22,16 @@ import (
 	"github.com/storecheck/storecheck/model"
 )
 
+// remoteIdle is how long a remote (Hrana) connection may idle in the pool:
+// well below the time after which sqld expires an idle stream.
+const remoteIdle = 2 * time.Second
+
 // ReplicaCluster is an sqld primary and the go-libsql embedded replicas
 // opened on it. Every client has a replica file and a link to the primary
-// of its own — a loopback proxy, which a fault can cut — and commits over
-// a remote (Hrana) connection through that link, in one transaction on the
-// primary, so that the compare-and-swap is decided there.
+// of its own — a loopback proxy, which a fault can cut — and reads from
+// its replica and writes through it, as an application would: go-libsql
+// runs a plain read on the replica and delegates every statement of a
+// transaction to the primary, so the compare-and-swap is decided there.
 type ReplicaCluster struct {
 	target   ReplicaTarget
 	cfg      model.Config
@@ -37,14 +42,16 @@ type ReplicaCluster struct {
 	dir      string          // replica files; removed on Close
 	iptables bool            // cut links with iptables rather than in-process
 
-	mu      sync.Mutex
-	members map[string]*replicaMember
-	closed  bool
+	mu        sync.Mutex
+	members   map[string]*replicaMember
+	closed    bool
+	positions sync.Map // replica name → int64 frame number of its last sync
 }
 
 // replicaMember is one client's replica store and link.
 type replicaMember struct {
 	store *replica.Store
+	local *sqlstore.Store // the embedded replica's own store
 	proxy *sqld.Proxy    // nil when the primary is not plain http
 	drop  *sqld.DropRule // nil without a proxy
 }
@@ -60,6 +67,11 @@ type ClusterOptions struct {
 	// jitter.
 	Interval time.Duration
 	Seed     uint64
+	// Variant, when set, changes the statements and hooks of every
+	// client's store: a deliberately broken writer (package mutants); nil
+	// for the real backend. local is the client's embedded replica, whose
+	// plain reads are served locally.
+	Variant func(local *sql.DB) (sqlstore.Statements, sqlstore.Hooks)
 }
 
 // OpenReplicaCluster connects to the primary, creates the six tables
@@ -104,7 +116,11 @@ func (c *ReplicaCluster) openRemote(ctx context.Context, base, name string) (*sq
 	if err != nil {
 		return nil, c.scrub(fmt.Errorf("%s: connect to the %s: %w", ReplicaScheme, name, sqlstore.OneLine(err)))
 	}
-	db := sql.OpenDB(conn)
+	// A pooled connection whose stream sqld dropped (idle, restarted) is
+	// retired rather than reused (remoteconn.go); the pool also closes
+	// connections idle for a while, well before sqld's 10 s expiry.
+	db := sql.OpenDB(remoteConnector{conn})
+	db.SetConnMaxIdleTime(remoteIdle)
 	s, err := sqlstore.New(ctx, db, c.cfg, sqlstore.Options{Name: ReplicaScheme + " " + name})
 	if err != nil {
 		return nil, errors.Join(c.scrub(fmt.Errorf("%s: open the %s: %w", ReplicaScheme, name, sqlstore.OneLine(err))), db.Close())
@@ -153,34 +169,36 @@ func (c *ReplicaCluster) newReplicaAt(ctx context.Context, name string, stream u
 		closers = append(closers, m.proxy.Close, func() error { return m.drop.Remove(context.Background()) })
 		via = "http://" + m.proxy.Addr()
 	}
-	remote, err := c.openRemote(ctx, via, "primary (via "+name+")")
-	if err != nil {
-		return nil, err
-	}
-	closers = append(closers, remote.Close)
-	reader, sync, err := c.openEmbedded(ctx, name, path, via)
+	local, sync, err := c.openEmbedded(ctx, name, path, via)
 	if err != nil {
 		return nil, err
 	}
 	st, err := replica.New(ctx, replica.Config{
-		Name: ReplicaScheme, Replica: name, Primary: remote, Reader: reader, Sync: sync,
+		// Writes go where go-libsql sends them: every statement of a
+		// transaction on an embedded replica is delegated to the primary
+		// and runs there, so the compare-and-swap is decided on the
+		// primary's state; with read-your-writes the replica then syncs
+		// before the statement returns (WriterSyncs).
+		Name: ReplicaScheme, Replica: name, Primary: local, Reader: local, Authority: c.primary, Sync: sync,
 		Schedule:       c.target.Schedule(c.opt.Interval, c.opt.Seed, stream),
-		ReadYourWrites: c.target.ReadYourWrites,
-		Closers:        append(closers, func() error { return c.forget(name, path) }),
+		ReadYourWrites: c.target.ReadYourWrites, WriterSyncs: true,
+		Closers: append(closers, func() error { return c.forget(name, path) }),
 	})
 	if err != nil {
-		return nil, errors.Join(c.scrub(err), reader.Close())
+		return nil, errors.Join(c.scrub(err), local.Close())
 	}
 	closers = nil // the store owns them now
-	m.store = st
+	m.store, m.local = st, local
 	c.members[name] = m
 	return st, nil
 }
 
 // openEmbedded opens go-libsql's embedded replica at path, syncing from
-// via, and a store reading it. Its syncs are storecheck's (Connector.Sync
-// on the replica's schedule), not go-libsql's own WithSyncInterval loop,
-// which cannot be paused for a stall and prints its errors to stdout.
+// via, and a store on it: its reads are the replica's, its transactions
+// run on the primary. Its syncs are storecheck's (Connector.Sync on the
+// replica's schedule), not go-libsql's own WithSyncInterval loop, which
+// cannot be paused for a stall and prints its errors to stdout. The sync
+// remembers the replication position (frame number) it reached.
 func (c *ReplicaCluster) openEmbedded(ctx context.Context, name, path, via string) (*sqlstore.Store, func(context.Context) error, error) {
 	opts := []golibsql.Option{golibsql.WithReadYourWrites(c.target.ReadYourWrites)}
 	if c.token != "" {
@@ -191,15 +209,23 @@ func (c *ReplicaCluster) openEmbedded(ctx context.Context, name, path, via strin
 		return nil, nil, c.scrub(fmt.Errorf("%s: replica %s: %w", ReplicaScheme, name, sqlstore.OneLine(err)))
 	}
 	db := sql.OpenDB(conn) // closing db closes the connector
-	reader, err := sqlstore.New(ctx, db, c.cfg, sqlstore.Options{Name: ReplicaScheme + " replica " + name, SkipSchema: true})
+	o := sqlstore.Options{Name: ReplicaScheme + " replica " + name, SkipSchema: true}
+	if c.opt.Variant != nil {
+		st, hooks := c.opt.Variant(db)
+		o.Statements, o.Hooks = &st, hooks
+	}
+	store, err := sqlstore.New(ctx, db, c.cfg, o)
 	if err != nil {
 		return nil, nil, errors.Join(c.scrub(err), db.Close())
 	}
 	sync := func(context.Context) error {
-		_, err := conn.Sync()
+		r, err := conn.Sync()
+		if err == nil {
+			c.positions.Store(name, int64(r.FrameNo))
+		}
 		return c.scrub(sqlstore.OneLine(err))
 	}
-	return reader, sync, nil
+	return store, sync, nil
 }
 
 // hostPort is u's host with its port, the scheme's default if none.

@@ -17,8 +17,14 @@ type Config struct {
 	// Replica names this replica in histories and fault logs, e.g. "r0".
 	Replica string
 	// Primary takes every write, so the compare-and-swap is decided there.
-	// Several Stores may share it; Close does not close it.
+	// Several Stores may share it; Close does not close it. It may be the
+	// Reader itself, when the replica's driver sends writes to the primary
+	// (libSQL's embedded replicas delegate every statement of a
+	// transaction).
 	Primary model.Store
+	// Authority, when set, is the primary as a store of its own, which
+	// Dump and Reset use; nil means Primary.
+	Authority model.Store
 	// Reader is the store opened on the replica; every read goes to it.
 	// Close closes it.
 	Reader model.Store
@@ -27,8 +33,11 @@ type Config struct {
 	Sync func(ctx context.Context) error
 	// Schedule says when the replica syncs.
 	Schedule Schedule
-	// ReadYourWrites syncs after every write that succeeded.
+	// ReadYourWrites promises that a write that succeeded is visible to
+	// this replica's next read: the Store syncs after it, unless
+	// WriterSyncs says the writer did so already.
 	ReadYourWrites bool
+	WriterSyncs    bool
 	// Closers run at Close after the reader is closed, in order.
 	Closers []func() error
 }
@@ -127,7 +136,7 @@ func (s *Store) beforeRead(ctx context.Context) {
 // error is returned without model.ErrNotApplied: the caller cannot be told
 // both "done" and "you will read it".
 func (s *Store) afterWrite(ctx context.Context, what string) error {
-	if !s.cfg.ReadYourWrites {
+	if !s.cfg.ReadYourWrites || s.cfg.WriterSyncs {
 		return nil
 	}
 	if err := s.sync.run(ctx); err != nil {
@@ -237,9 +246,9 @@ func (s *Store) ReadTrace(ctx context.Context, id string) ([]model.TraceEntry, e
 
 // Dump implements model.Dumper from the primary: the authoritative tables.
 func (s *Store) Dump(ctx context.Context) (*model.Dump, error) {
-	d, ok := s.cfg.Primary.(model.Dumper)
+	d, ok := s.authority().(model.Dumper)
 	if !ok {
-		return nil, fmt.Errorf("%s: dump: the primary (%T) cannot dump its tables", s.cfg.Name, s.cfg.Primary)
+		return nil, fmt.Errorf("%s: dump: the primary (%T) cannot dump its tables", s.cfg.Name, s.authority())
 	}
 	return d.Dump(ctx)
 }
@@ -247,9 +256,9 @@ func (s *Store) Dump(ctx context.Context) (*model.Dump, error) {
 // Reset implements model.Resetter: the primary is emptied and the replica
 // synced to it.
 func (s *Store) Reset(ctx context.Context) error {
-	r, ok := s.cfg.Primary.(model.Resetter)
+	r, ok := s.authority().(model.Resetter)
 	if !ok {
-		return fmt.Errorf("%s: reset: the primary (%T) cannot be emptied", s.cfg.Name, s.cfg.Primary)
+		return fmt.Errorf("%s: reset: the primary (%T) cannot be emptied", s.cfg.Name, s.authority())
 	}
 	if err := r.Reset(ctx); err != nil {
 		return err
@@ -257,10 +266,18 @@ func (s *Store) Reset(ctx context.Context) error {
 	return s.Sync(ctx)
 }
 
-// SetTraceMax implements model.TraceMaxSetter on the primary, where the
-// ring is trimmed.
+// SetTraceMax implements model.TraceMaxSetter on the writer, which trims
+// the ring.
 func (s *Store) SetTraceMax(n int) {
 	if t, ok := s.cfg.Primary.(model.TraceMaxSetter); ok {
 		t.SetTraceMax(n)
 	}
+}
+
+// authority is the primary's own store, for Dump and Reset.
+func (s *Store) authority() model.Store {
+	if s.cfg.Authority != nil {
+		return s.cfg.Authority
+	}
+	return s.cfg.Primary
 }

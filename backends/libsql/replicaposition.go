@@ -1,0 +1,84 @@
+//go:build cgo
+
+package libsql
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/storecheck/storecheck/model"
+)
+
+// Replication positions. sqld numbers the frames of its replication log;
+// an embedded replica's sync returns the frame number it reached, and
+// every Hrana result carries the primary's replication index, on the same
+// scale. After a primary restarts from a dirty log the numbering starts
+// again (a new log), so positions are compared only after every replica
+// synced from the same primary run. Equal positions do not prove equal
+// content (a primary restored from an older backup keeps its log id), so
+// a converged replica must also hold the primary's tables.
+
+// Position is the frame number replica name's last successful sync
+// reached; false before its first.
+func (c *ReplicaCluster) Position(name string) (int64, bool) {
+	v, ok := c.positions.Load(name)
+	if !ok {
+		return 0, false
+	}
+	return v.(int64), true
+}
+
+// PrimaryPosition asks the primary for its replication index, over its
+// Hrana HTTP API with the cluster's token.
+func (c *ReplicaCluster) PrimaryPosition(ctx context.Context) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	body := strings.NewReader(`{"requests":[{"type":"execute","stmt":{"sql":"SELECT 1"}},{"type":"close"}]}`)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+"/v2/pipeline", body)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, c.scrub(fmt.Errorf("%s: ask the primary its replication index: %w", ReplicaScheme, err))
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("%s: ask the primary its replication index: HTTP %d", ReplicaScheme, resp.StatusCode)
+	}
+	var out struct {
+		Results []struct {
+			Response struct {
+				Result struct {
+					ReplicationIndex *string `json:"replication_index"`
+				} `json:"result"`
+			} `json:"response"`
+		} `json:"results"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return 0, fmt.Errorf("%s: the primary's pipeline answer: %w", ReplicaScheme, err)
+	}
+	if len(out.Results) == 0 || out.Results[0].Response.Result.ReplicationIndex == nil {
+		return 0, nil // an empty log: nothing written yet
+	}
+	return strconv.ParseInt(*out.Results[0].Response.Result.ReplicationIndex, 10, 64)
+}
+
+// LocalDump reads replica name's six tables from its own file (plain
+// reads on an embedded replica are served locally).
+func (c *ReplicaCluster) LocalDump(ctx context.Context, name string) (*model.Dump, error) {
+	m, err := c.member(name)
+	if err != nil {
+		return nil, err
+	}
+	return m.local.Dump(ctx)
+}
