@@ -52,8 +52,8 @@ type ReplicaCluster struct {
 type replicaMember struct {
 	store *replica.Store
 	local *sqlstore.Store // the embedded replica's own store
-	proxy *sqld.Proxy    // nil when the primary is not plain http
-	drop  *sqld.DropRule // nil without a proxy
+	proxy *sqld.Proxy     // nil when the primary is not plain http
+	drop  *sqld.DropRule  // nil without a proxy
 }
 
 // ClusterOptions say which primary a ReplicaCluster syncs from, and how.
