@@ -4,6 +4,7 @@ import (
 	"hash/fnv"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 )
 
 // CutReport says what a cut discarded.
@@ -90,14 +91,19 @@ func (t *tree) resetLocked(n *inode) {
 // tearLocked lets part of n's unsynced content reach its backing file, as
 // a torn write at a power loss would, and returns how many pages it let
 // through. The choice is drawn from Options.Seed, the cut's number and the
-// file's backing path: the same run tears the same way.
+// file's path in the backing directory: the same run tears the same way,
+// wherever the backing directory is.
 func (t *tree) tearLocked(n *inode) int {
 	path, ok := n.durablePath(t.backing)
 	if !ok {
 		return 0 // its name is not durable: it disappears whole
 	}
 	c := n.content
-	rng := rand.New(rand.NewPCG(t.opts.Seed, pathHash(path)^uint64(t.cuts)))
+	rel, err := filepath.Rel(t.backing, path)
+	if err != nil {
+		rel = path
+	}
+	rng := rand.New(rand.NewPCG(t.opts.Seed, pathHash(rel)^uint64(t.cuts)))
 	common := min(c.syncedSize, int64(len(c.data)))
 	var spans []span
 	for _, p := range sortedPages(c.dirty) {

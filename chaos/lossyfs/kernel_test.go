@@ -1,0 +1,85 @@
+package lossyfs
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// What SQLite needs of the kernel through the mount: POSIX advisory locks
+// that exclude across processes, shared mmap, and several processes on one
+// WAL database.
+
+func TestPOSIXLocksExcludeAcrossProcesses(t *testing.T) {
+	_, mp, _ := mountForTest(t, Options{})
+	path := filepath.Join(mp, "locked")
+	writeFile(t, path, "x", false)
+	fh, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Whence: io.SeekStart, Start: 0, Len: 1}
+	if err := syscall.FcntlFlock(fh.Fd(), syscall.F_SETLK, &lk); err != nil {
+		t.Fatalf("lock: %v", err)
+	}
+	w := startWorker(t, workerConfig{Job: "lock", Path: path})
+	if got := strings.Join(w.lines, "\n"); !strings.Contains(got, "lock: resource temporarily unavailable") {
+		t.Errorf("a second process locking a locked byte: %q, want EAGAIN", got)
+	}
+	lk.Type = syscall.F_UNLCK
+	if err := syscall.FcntlFlock(fh.Fd(), syscall.F_SETLK, &lk); err != nil {
+		t.Fatalf("unlock: %v", err)
+	}
+	w = startWorker(t, workerConfig{Job: "lock", Path: path})
+	if got := strings.Join(w.lines, "\n"); !strings.Contains(got, "lock: acquired") {
+		t.Errorf("a second process locking an unlocked byte: %q", got)
+	}
+}
+
+func TestSharedMmapWritesAreReadAndSynced(t *testing.T) {
+	f, mp, _ := mountForTest(t, Options{})
+	path := filepath.Join(mp, "mapped")
+	durableFile(t, path, strings.Repeat("\x00", pageSize))
+	fh, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	mem, err := syscall.Mmap(int(fh.Fd()), 0, pageSize, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		t.Fatalf("shared mmap: %v", err)
+	}
+	copy(mem, "through the mapping")
+	if err := fh.Sync(); err != nil { // fsync writes back the mapping's dirty pages first
+		t.Fatal(err)
+	}
+	syscall.Munmap(mem)
+	cut(t, f)
+	if got := readFile(t, path); !strings.HasPrefix(got, "through the mapping\x00") {
+		t.Errorf("after the cut: %q...", got[:32])
+	}
+}
+
+// Two processes commit to one WAL database at once, sharing its -shm
+// mapping and its locks; every commit survives the cut.
+func TestSQLiteTwoProcessesOneDatabase(t *testing.T) {
+	f, mp, _ := mountForTest(t, Options{})
+	path := filepath.Join(mp, "shared.sqlite")
+	// Create the database first, so that the two do not race to make it.
+	startWorker(t, workerConfig{Job: "sqlite", Path: path, Phases: []phase{{"FULL", 0}}}).kill()
+	const each = 30
+	a := launchWorker(t, workerConfig{Job: "sqlite", Path: path, Phases: []phase{{"FULL", each}}, First: 0})
+	b := launchWorker(t, workerConfig{Job: "sqlite", Path: path, Phases: []phase{{"FULL", each}}, First: each})
+	a.waitDone(t)
+	b.waitDone(t)
+	a.kill()
+	b.kill()
+	cut(t, f)
+	if got := countRows(t, path); got != 2*each {
+		t.Errorf("after the cut: %d rows, want %d", got, 2*each)
+	}
+}

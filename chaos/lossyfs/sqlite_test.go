@@ -1,0 +1,127 @@
+package lossyfs
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// A real SQLite database (modernc.org/sqlite, WAL) in the mount, written
+// by a worker process that is SIGKILLed before the cut, as the harness's
+// crash scenarios do; a fresh connection reads it after the cut. With
+// synchronous=FULL every commit survives; commits made with
+// synchronous=OFF after the last synced one are lost.
+
+const sqliteRows = 40
+
+// survivors commits rows in a worker under the given phases, kills it,
+// cuts, and returns how many rows the database has then, after checking
+// its integrity. It logs the sync calls the file system saw.
+func survivors(t *testing.T, opts Options, phases ...phase) int {
+	t.Helper()
+	f, mp, _ := mountForTest(t, opts)
+	path := filepath.Join(mp, "db.sqlite")
+	w := startWorker(t, workerConfig{Job: "sqlite", Path: path, Phases: phases})
+	w.kill()
+	report := cut(t, f)
+	t.Logf("cut: %+v", report)
+	logSyncs(t, f)
+	return countRows(t, path)
+}
+
+// countRows checks the database's integrity and counts the rows of t (0
+// when the table, or the database, is gone).
+func countRows(t *testing.T, path string) int {
+	t.Helper()
+	db, err := openSQLite(path, "FULL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	var integrity string
+	if err := db.QueryRowContext(ctx, "PRAGMA integrity_check").Scan(&integrity); err != nil {
+		t.Fatalf("integrity_check: %v", err)
+	}
+	if integrity != "ok" {
+		t.Fatalf("integrity_check: %s", integrity)
+	}
+	var tables int
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE name='t'").Scan(&tables); err != nil {
+		t.Fatal(err)
+	}
+	if tables == 0 {
+		return 0
+	}
+	var rows, maxID int
+	if err := db.QueryRowContext(ctx, "SELECT count(*), coalesce(max(id), -1) FROM t").Scan(&rows, &maxID); err != nil {
+		t.Fatal(err)
+	}
+	if rows > 0 && maxID != rows-1 {
+		t.Errorf("rows are not a prefix of the commits: %d rows, last id %d", rows, maxID)
+	}
+	return rows
+}
+
+func logSyncs(t *testing.T, f *FS) {
+	t.Helper()
+	s := f.Stats()
+	t.Logf("syncs: %v, entry changes %d", s.Syncs, s.EntryChanges)
+	for path, c := range s.Paths {
+		t.Logf("  %-20s %+v", path, c)
+	}
+	for i, c := range s.SyncLog {
+		if i == 12 {
+			t.Logf("  ... %d more", len(s.SyncLog)-i)
+			break
+		}
+		t.Logf("  #%d %s %s bytes=%d entries=%d", c.Seq, c.Kind, c.Path, c.Bytes, c.Entries)
+	}
+}
+
+func TestSQLiteFullKeepsEveryCommit(t *testing.T) {
+	got := survivors(t, Options{}, phase{"FULL", sqliteRows})
+	if got != sqliteRows {
+		t.Errorf("after the cut: %d rows, want all %d", got, sqliteRows)
+	}
+}
+
+// The first rows are committed with FULL, the rest with OFF: the WAL
+// frames of the OFF commits were never synced, so exactly the FULL ones
+// survive.
+func TestSQLiteOffLosesCommitsAfterTheLastSync(t *testing.T) {
+	const synced = 10
+	got := survivors(t, Options{}, phase{"FULL", synced}, phase{"OFF", sqliteRows - synced})
+	if got != synced {
+		t.Errorf("after the cut: %d rows, want the %d committed with FULL", got, synced)
+	}
+}
+
+// A database written with OFF from the start keeps nothing of its
+// commits. (Its file survives, empty: the DSN switches to WAL before it
+// sets synchronous=OFF, and that switch runs under the default FULL,
+// which syncs a rollback journal, the database and the directory.)
+func TestSQLiteOffFromTheStartLosesEverything(t *testing.T) {
+	got := survivors(t, Options{}, phase{"OFF", sqliteRows})
+	if got != 0 {
+		t.Errorf("after the cut: %d rows, want none", got)
+	}
+}
+
+// With torn cuts, part of the unsynced WAL frames reach the disk: SQLite's
+// WAL checksums keep a prefix of the commits, and the database is intact.
+func TestSQLiteTornCutKeepsAPrefix(t *testing.T) {
+	const synced = 10
+	tornThrough := false
+	for seed := uint64(1); seed <= 3; seed++ {
+		got := survivors(t, Options{Torn: true, Seed: seed}, phase{"FULL", synced}, phase{"OFF", sqliteRows - synced})
+		if got < synced || got > sqliteRows {
+			t.Errorf("seed %d: %d rows, want between %d and %d", seed, got, synced, sqliteRows)
+		}
+		tornThrough = tornThrough || got > synced
+		t.Logf("seed %d: %d rows survive", seed, got)
+	}
+	if !tornThrough {
+		t.Errorf("no seed let an unsynced commit through")
+	}
+}
