@@ -124,12 +124,14 @@ func (t *tree) syncContentLocked(n *inode) (int64, syscall.Errno) {
 		return 0, 0
 	}
 	written := int64(len(c.dirty)) * pageSize
+	size := int64(len(c.data))
+	spans := pageSpans(sortedPages(c.dirty), size)
 	path, ok := n.durablePath(t.backing)
 	if !ok {
 		// No backing name yet: the durable content waits in memory
 		// for a directory fsync to name it (materializeLocked).
-		n.durableData = slices.Clone(c.data)
-	} else if err := writeSpans(path, c.data, pageSpans(sortedPages(c.dirty), int64(len(c.data))), int64(len(c.data))); err != nil {
+		n.durableData = applySpans(n.durableData, c.data, spans)
+	} else if err := writeSpans(path, c.data, spans, c.syncedSize, size); err != nil {
 		return 0, t.backingErrorLocked("write backing file", err)
 	}
 	c.dirty = map[int64]struct{}{}
@@ -145,6 +147,21 @@ func sortedPages(pages map[int64]struct{}) []int64 {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// applySpans returns dst resized to len(src) with the spans of src copied
+// in. Every byte outside the spans is equal already: the spans cover every
+// page changed since dst was synced, and every page past its old size.
+func applySpans(dst, src []byte, spans []span) []byte {
+	if len(src) <= cap(dst) {
+		dst = dst[:len(src)]
+	} else {
+		dst = append(make([]byte, 0, len(src)), dst...)[:len(src)]
+	}
+	for _, s := range spans {
+		copy(dst[s.from:s.to], src[s.from:s.to])
+	}
+	return dst
 }
 
 // pageSpans turns the pages below size into byte spans.

@@ -130,7 +130,7 @@ func (t *tree) tearLocked(n *inode) int {
 	if len(spans) == 0 && size == c.syncedSize {
 		return 0
 	}
-	if err := writeSpans(path, c.data, spans, size); err != nil {
+	if err := writeSpans(path, c.data, spans, c.syncedSize, size); err != nil {
 		t.backingErrorLocked("torn write to backing file", err)
 		return 0
 	}
@@ -141,8 +141,8 @@ func (t *tree) tearLocked(n *inode) int {
 type span struct{ from, to int64 }
 
 // writeSpans writes the spans of data to the file at path, sets its size
-// and fsyncs it.
-func writeSpans(path string, data []byte, spans []span, size int64) error {
+// (from oldSize) and fsyncs it.
+func writeSpans(path string, data []byte, spans []span, oldSize, size int64) error {
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		return err
@@ -153,9 +153,11 @@ func writeSpans(path string, data []byte, spans []span, size int64) error {
 			return err
 		}
 	}
-	if err := f.Truncate(size); err != nil {
-		f.Close()
-		return err
+	if size != oldSize {
+		if err := f.Truncate(size); err != nil {
+			f.Close()
+			return err
+		}
 	}
 	if err := f.Sync(); err != nil {
 		f.Close()

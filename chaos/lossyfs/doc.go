@@ -83,6 +83,21 @@
 // kernel then keeps them itself, and they exclude each other across the
 // processes of this machine as on a local file system.
 //
+// # The serving process must not map files of its own mount
+//
+// The file system is served by goroutines of the process that mounted it.
+// A page fault on a mapping of a file in the mount blocks a thread in the
+// kernel until the server answers; Go's garbage collector cannot stop that
+// thread, and stops the goroutines that would answer: the process hangs,
+// and a thread of it stays stuck even after it is killed (until the FUSE
+// connection is aborted through /sys/fs/fuse/connections). Read and write
+// system calls are safe, mappings are not. SQLite in WAL mode maps the -shm
+// file, so modernc.org/sqlite (pure Go) must open a WAL database of the
+// mount in another process (a worker), or in this one only with
+// PRAGMA locking_mode=EXCLUSIVE set before the first read, which keeps the
+// WAL index in heap memory instead. (A mapping touched only from C code,
+// inside a cgo call, does not stop the collector.)
+//
 // # Observability
 //
 // Stats counts writes, bytes written, and fsync and fdatasync calls per path

@@ -3,6 +3,7 @@ package lossyfs
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -241,5 +242,57 @@ func TestDescriptorOfARemovedFileFailsAfterCut(t *testing.T) {
 	cut(t, f)
 	if _, err := fh.WriteString("x"); err == nil {
 		t.Error("write to a file removed by a cut worked")
+	}
+}
+
+// The synced content of a file that has no durable name yet is kept in
+// memory across several fsyncs, each adding only its changed pages, until
+// a directory fsync writes it out.
+func TestUnnamedFileKeepsItsLastSyncedContent(t *testing.T) {
+	f, mp, backing := mountForTest(t, Options{})
+	p := filepath.Join(mp, "new")
+	a, b := strings.Repeat("a", pageSize), strings.Repeat("b", pageSize)
+	writeFile(t, p, a+a+a, true)
+	fh, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	if _, err := fh.WriteAt([]byte(b), pageSize); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Truncate(2*pageSize + 10); err != nil {
+		t.Fatal(err)
+	}
+	if err := fh.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	synced := a + b + a[:10]
+	if _, err := fh.WriteAt([]byte("unsynced"), 0); err != nil {
+		t.Fatal(err)
+	}
+	fsyncPath(t, mp)
+	expect(t, "backing", readFile(t, filepath.Join(backing, "new")), synced)
+	cut(t, f)
+	expect(t, "after cut", readFile(t, p), synced)
+}
+
+func TestSyncLogIsBounded(t *testing.T) {
+	f, mp, _ := mountForTest(t, Options{SyncLogSize: 3})
+	p := filepath.Join(mp, "f")
+	for i := range 5 {
+		writeFile(t, p, strings.Repeat("x", i+1), true)
+	}
+	s := f.Stats()
+	if len(s.SyncLog) != 3 || s.SyncLogDropped != 2 {
+		t.Fatalf("sync log of %d calls, %d dropped; want 3 and 2", len(s.SyncLog), s.SyncLogDropped)
+	}
+	for i, c := range s.SyncLog {
+		if c.Seq != uint64(i+3) || c.Kind != Fsync || c.Path != "f" {
+			t.Errorf("sync log[%d] = %+v, want seq %d fsync of f", i, c, i+3)
+		}
+	}
+	if got := s.Paths["f"].Fsync; got != 5 {
+		t.Errorf("fsync count of f = %d, want 5", got)
 	}
 }

@@ -77,11 +77,14 @@ const (
 	maxBackingErrors = 16
 )
 
-// recorder keeps the counters; tree.mu guards it.
+// recorder keeps the counters; tree.mu guards it. The sync log is a ring:
+// ring[next] is the oldest call once it is full.
 type recorder struct {
 	stats   Stats
 	logSize int
 	seq     uint64
+	ring    []SyncCall
+	next    int
 }
 
 func newRecorder(logSize int) *recorder {
@@ -126,15 +129,16 @@ func (r *recorder) synced(call SyncCall) {
 		c.DirFdatasync++
 	}
 	r.stats.Paths[key] = c
-	if r.logSize <= 0 {
+	switch {
+	case r.logSize <= 0:
 		r.stats.SyncLogDropped++
-		return
-	}
-	if len(r.stats.SyncLog) >= r.logSize {
-		r.stats.SyncLog = slices.Delete(r.stats.SyncLog, 0, 1)
+	case len(r.ring) < r.logSize:
+		r.ring = append(r.ring, call)
+	default:
+		r.ring[r.next] = call
+		r.next = (r.next + 1) % r.logSize
 		r.stats.SyncLogDropped++
 	}
-	r.stats.SyncLog = append(r.stats.SyncLog, call)
 }
 
 func (r *recorder) entryChange()        { r.stats.EntryChanges++ }
@@ -153,7 +157,7 @@ func (r *recorder) snapshot() Stats {
 	s := r.stats
 	s.Syncs = maps.Clone(r.stats.Syncs)
 	s.Paths = maps.Clone(r.stats.Paths)
-	s.SyncLog = slices.Clone(r.stats.SyncLog)
+	s.SyncLog = append(slices.Clone(r.ring[r.next:]), r.ring[:r.next]...)
 	s.BackingErrors = slices.Clone(r.stats.BackingErrors)
 	return s
 }

@@ -28,9 +28,11 @@ const workerEnv = "LOSSYFS_TEST_WORKER"
 
 // workerConfig is what a worker does.
 type workerConfig struct {
-	// Job is "sqlite" (commit rows), "lock" (try an fcntl write lock on
-	// Path) or "mount" (mount a lossy file system on Path/mnt over
-	// Path/backing, and die with it mounted).
+	// Job is "sqlite" (commit rows), "check" (report the integrity and
+	// rows of a database), "lock" (try an fcntl write lock on Path),
+	// "mmap" (write through a shared mapping of Path and fsync) or
+	// "mount" (mount a lossy file system on Path/mnt over Path/backing,
+	// and die with it mounted).
 	Job  string `json:"job"`
 	Path string `json:"path"`
 	// Synchronous settings and how many rows to commit under each, one row
@@ -68,6 +70,10 @@ func runWorker(raw string) int {
 		err = tryLock(cfg.Path)
 	case "mount":
 		err = mountAndWait(cfg.Path)
+	case "check":
+		err = checkDatabase(cfg.Path)
+	case "mmap":
+		err = writeThroughMapping(cfg.Path)
 	default:
 		err = fmt.Errorf("unknown job %q", cfg.Job)
 	}
@@ -126,6 +132,61 @@ func tryLock(path string) error {
 		fmt.Println("lock: acquired")
 	}
 	return nil
+}
+
+// checked is what a "check" worker reports.
+type checked struct {
+	Integrity string `json:"integrity"`
+	Rows      int    `json:"rows"`
+	MaxID     int    `json:"max_id"`
+}
+
+// checkDatabase prints the integrity check and row count of a database
+// (0 rows when the table, or the database, is gone) as a JSON line.
+func checkDatabase(path string) error {
+	db, err := openSQLite(path, "FULL")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var c checked
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&c.Integrity); err != nil {
+		return fmt.Errorf("integrity_check: %w", err)
+	}
+	var tables int
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_master WHERE name='t'").Scan(&tables); err != nil {
+		return err
+	}
+	c.MaxID = -1
+	if tables > 0 {
+		if err := db.QueryRow("SELECT count(*), coalesce(max(id), -1) FROM t").Scan(&c.Rows, &c.MaxID); err != nil {
+			return err
+		}
+	}
+	out, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	fmt.Println("checked", string(out))
+	return nil
+}
+
+// writeThroughMapping writes through a shared mapping of the file's first
+// page, then fsyncs the file.
+func writeThroughMapping(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	mem, err := syscall.Mmap(int(f.Fd()), 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		return fmt.Errorf("shared mmap: %w", err)
+	}
+	copy(mem, "through the mapping")
+	if err := f.Sync(); err != nil { // writes the mapping's dirty pages back first
+		return err
+	}
+	return syscall.Munmap(mem)
 }
 
 // worker is a running worker process.
