@@ -40,13 +40,7 @@ func mountForBench(b *testing.B) string {
 	if err := Available(); err != nil {
 		b.Skipf("NOT RUN: %v", err)
 	}
-	dir := b.TempDir()
-	mp, backing := filepath.Join(dir, "mnt"), filepath.Join(dir, "backing")
-	for _, d := range []string{mp, backing} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			b.Fatal(err)
-		}
-	}
+	_, mp, backing := tempDirs(b)
 	f, err := Mount(b.Context(), mp, backing, Options{})
 	if err != nil {
 		b.Fatal(err)

@@ -16,13 +16,7 @@ func mountForTest(t *testing.T, opts Options) (*FS, string, string) {
 	if err := Available(); err != nil {
 		t.Skipf("NOT RUN: %v", err)
 	}
-	dir := t.TempDir()
-	mp, backing := filepath.Join(dir, "mnt"), filepath.Join(dir, "backing")
-	for _, d := range []string{mp, backing} {
-		if err := os.Mkdir(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
+	_, mp, backing := tempDirs(t)
 	f, err := Mount(context.Background(), mp, backing, opts)
 	if err != nil {
 		t.Fatalf("mount: %v", err)
@@ -36,6 +30,20 @@ func mountForTest(t *testing.T, opts Options) (*FS, string, string) {
 		}
 	})
 	return f, mp, backing
+}
+
+// tempDirs makes a temporary directory with an empty mount point "mnt"
+// and an empty backing directory "backing" in it.
+func tempDirs(t testing.TB) (dir, mp, backing string) {
+	t.Helper()
+	dir = t.TempDir()
+	mp, backing = filepath.Join(dir, "mnt"), filepath.Join(dir, "backing")
+	for _, d := range []string{mp, backing} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, mp, backing
 }
 
 // cut cuts f and fails the test on an error.

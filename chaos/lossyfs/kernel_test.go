@@ -68,7 +68,7 @@ func TestSQLiteTwoProcessesOneDatabase(t *testing.T) {
 	a.kill()
 	b.kill()
 	cut(t, f)
-	if got := countRows(t, path); got != 2*each {
+	if got := countRows(t, path, ""); got != 2*each {
 		t.Errorf("after the cut: %d rows, want %d", got, 2*each)
 	}
 }

@@ -74,10 +74,7 @@ func TestContextEndUnmounts(t *testing.T) {
 	if err := Available(); err != nil {
 		t.Skipf("NOT RUN: %v", err)
 	}
-	dir := t.TempDir()
-	mp, backing := filepath.Join(dir, "mnt"), filepath.Join(dir, "backing")
-	os.Mkdir(mp, 0o755)
-	os.Mkdir(backing, 0o755)
+	_, mp, backing := tempDirs(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	f, err := Mount(ctx, mp, backing, Options{})
 	if err != nil {
@@ -101,10 +98,7 @@ func TestForceUnmountRemovesTheMountOfADeadServer(t *testing.T) {
 	if err := Available(); err != nil {
 		t.Skipf("NOT RUN: %v", err)
 	}
-	dir := t.TempDir()
-	mp := filepath.Join(dir, "mnt")
-	os.Mkdir(mp, 0o755)
-	os.Mkdir(filepath.Join(dir, "backing"), 0o755)
+	dir, mp, _ := tempDirs(t)
 	t.Cleanup(func() { ForceUnmount(mp) })
 	w := startWorker(t, workerConfig{Job: "mount", Path: dir})
 	w.kill()

@@ -3,6 +3,7 @@ package lossyfs
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -294,5 +295,28 @@ func TestSyncLogIsBounded(t *testing.T) {
 	}
 	if got := s.Paths["f"].Fsync; got != 5 {
 		t.Errorf("fsync count of f = %d, want 5", got)
+	}
+}
+
+// Past MaxJournal entry changes, the oldest half is committed without a
+// directory fsync, as a file system commits its journal on a timer.
+func TestFullJournalCommitsItsOldestHalf(t *testing.T) {
+	f, mp, _ := mountForTest(t, Options{MaxJournal: 4})
+	for i := range 5 {
+		writeFile(t, filepath.Join(mp, strconv.Itoa(i)), "x", false)
+	}
+	if s := f.Stats(); s.AutoCommitted != 2 || s.EntryChanges != 5 {
+		t.Fatalf("auto-committed %d of %d entry changes, want 2 of 5", s.AutoCommitted, s.EntryChanges)
+	}
+	if changes, _ := f.Unsynced(); changes != 3 {
+		t.Errorf("%d entry changes wait, want 3", changes)
+	}
+	cut(t, f)
+	for i := range 5 {
+		want := "<absent>"
+		if i < 2 {
+			want = "" // named, but its content was never synced
+		}
+		expect(t, "file "+strconv.Itoa(i), readFile(t, filepath.Join(mp, strconv.Itoa(i))), want)
 	}
 }

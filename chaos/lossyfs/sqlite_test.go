@@ -15,28 +15,37 @@ import (
 
 const sqliteRows = 40
 
-// survivors commits rows in a worker under the given phases, kills it,
-// cuts, and returns how many rows the database has then, after checking
-// its integrity. It logs the sync calls the file system saw.
+// survivors commits rows in a worker under the given phases (in WAL
+// mode), kills it, cuts, and returns how many rows the database has then,
+// after checking its integrity. It logs the sync calls the file system
+// saw.
 func survivors(t *testing.T, opts Options, phases ...phase) int {
+	t.Helper()
+	_, rows := survivorsIn(t, opts, "", phases...)
+	return rows
+}
+
+// survivorsIn is survivors in the given journal mode; it also returns the
+// file system, for its counters.
+func survivorsIn(t *testing.T, opts Options, journalMode string, phases ...phase) (*FS, int) {
 	t.Helper()
 	f, mp, _ := mountForTest(t, opts)
 	path := filepath.Join(mp, "db.sqlite")
-	w := startWorker(t, workerConfig{Job: "sqlite", Path: path, Phases: phases})
+	w := startWorker(t, workerConfig{Job: "sqlite", Path: path, Phases: phases, JournalMode: journalMode})
 	w.kill()
 	report := cut(t, f)
 	t.Logf("cut: %+v", report)
 	logSyncs(t, f)
-	return countRows(t, path)
+	return f, countRows(t, path, journalMode)
 }
 
 // countRows checks the database's integrity and counts the rows of t, in
 // a new process, as the harness does after a cut. (Not in this process:
 // SQLite maps the -shm file, and this process serves the mount; see the
 // package documentation.)
-func countRows(t *testing.T, path string) int {
+func countRows(t *testing.T, path, journalMode string) int {
 	t.Helper()
-	w := startWorker(t, workerConfig{Job: "check", Path: path})
+	w := startWorker(t, workerConfig{Job: "check", Path: path, JournalMode: journalMode})
 	w.kill()
 	var c checked
 	for _, line := range w.lines {
@@ -71,10 +80,46 @@ func logSyncs(t *testing.T, f *FS) {
 	}
 }
 
+// With FULL, SQLite fsyncs the WAL at every commit, and the directory
+// once, after it created the WAL (and, before, the rollback journal of the
+// switch to WAL): the names and the commits are durable.
 func TestSQLiteFullKeepsEveryCommit(t *testing.T) {
-	got := survivors(t, Options{}, phase{"FULL", sqliteRows})
+	f, got := survivorsIn(t, Options{}, "", phase{"FULL", sqliteRows})
 	if got != sqliteRows {
 		t.Errorf("after the cut: %d rows, want all %d", got, sqliteRows)
+	}
+	s := f.Stats()
+	if n := s.Paths["db.sqlite-wal"].Fsync + s.Paths["db.sqlite-wal"].Fdatasync; n < sqliteRows {
+		t.Errorf("%d syncs of the WAL for %d commits", n, sqliteRows)
+	}
+	if s.Paths["."].DirFsync+s.Paths["."].DirFdatasync == 0 {
+		t.Error("no directory sync")
+	}
+}
+
+// With NORMAL, SQLite syncs the WAL only at checkpoints: commits after the
+// last sync are lost, as with OFF.
+func TestSQLiteNormalLosesCommitsAfterTheLastSync(t *testing.T) {
+	const synced = 10
+	got := survivors(t, Options{}, phase{"FULL", synced}, phase{"NORMAL", sqliteRows - synced})
+	if got != synced {
+		t.Errorf("after the cut: %d rows, want the %d committed with FULL", got, synced)
+	}
+}
+
+// In rollback journal mode DELETE, a commit ends by unlinking the journal;
+// FULL does not fsync the directory after that, so at the cut the last
+// journal comes back, hot, and SQLite rolls the last commit back. EXTRA
+// fsyncs the directory after the unlink and keeps it. (SQLite documents
+// exactly this difference between FULL and EXTRA.)
+func TestSQLiteDeleteJournalNeedsExtraForTheLastCommit(t *testing.T) {
+	_, full := survivorsIn(t, Options{}, "DELETE", phase{"FULL", sqliteRows})
+	if full != sqliteRows-1 {
+		t.Errorf("DELETE+FULL: %d rows after the cut, want %d (the last commit rolled back)", full, sqliteRows-1)
+	}
+	_, extra := survivorsIn(t, Options{}, "DELETE", phase{"EXTRA", sqliteRows})
+	if extra != sqliteRows {
+		t.Errorf("DELETE+EXTRA: %d rows after the cut, want all %d", extra, sqliteRows)
 	}
 }
 

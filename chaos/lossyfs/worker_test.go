@@ -40,6 +40,8 @@ type workerConfig struct {
 	Phases []phase `json:"phases"`
 	// First is the first row's id.
 	First int `json:"first"`
+	// JournalMode is SQLite's journal mode, WAL when empty.
+	JournalMode string `json:"journal_mode,omitempty"`
 }
 
 type phase struct {
@@ -71,7 +73,7 @@ func runWorker(raw string) int {
 	case "mount":
 		err = mountAndWait(cfg.Path)
 	case "check":
-		err = checkDatabase(cfg.Path)
+		err = checkDatabase(cfg.Path, cfg.JournalMode)
 	case "mmap":
 		err = writeThroughMapping(cfg.Path)
 	default:
@@ -86,9 +88,13 @@ func runWorker(raw string) int {
 	return 0
 }
 
-// openSQLite opens a WAL database with the given synchronous setting.
-func openSQLite(path, synchronous string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous("+synchronous+")")
+// openSQLite opens a database with the given journal mode ("" for WAL)
+// and synchronous setting.
+func openSQLite(path, journalMode, synchronous string) (*sql.DB, error) {
+	if journalMode == "" {
+		journalMode = "WAL"
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=journal_mode("+journalMode+")&_pragma=synchronous("+synchronous+")")
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +103,7 @@ func openSQLite(path, synchronous string) (*sql.DB, error) {
 }
 
 func commitRows(cfg workerConfig) error {
-	db, err := openSQLite(cfg.Path, cfg.Phases[0].Synchronous)
+	db, err := openSQLite(cfg.Path, cfg.JournalMode, cfg.Phases[0].Synchronous)
 	if err != nil {
 		return err
 	}
@@ -143,8 +149,8 @@ type checked struct {
 
 // checkDatabase prints the integrity check and row count of a database
 // (0 rows when the table, or the database, is gone) as a JSON line.
-func checkDatabase(path string) error {
-	db, err := openSQLite(path, "FULL")
+func checkDatabase(path, journalMode string) error {
+	db, err := openSQLite(path, journalMode, "FULL")
 	if err != nil {
 		return err
 	}
