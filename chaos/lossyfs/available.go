@@ -5,15 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
 
 // Available says why a lossy file system cannot be mounted on this
-// machine, or nil: it checks for /dev/fuse, FUSE in the kernel and the
-// right to mount (root, or a fusermount program), then mounts one on a
-// temporary directory and unmounts it.
+// machine, or nil: it checks for /dev/fuse, FUSE in the kernel and root
+// (the file system mounts and unmounts with mount(2) and umount(2), not
+// through fusermount), then mounts one on a temporary directory and
+// unmounts it.
 func Available() error {
 	dev, err := os.OpenFile("/dev/fuse", os.O_RDWR, 0)
 	if err != nil {
@@ -27,19 +27,10 @@ func Available() error {
 	if !strings.Contains(string(filesystems), "\tfuse\n") {
 		return errors.New("lossyfs: the kernel has no fuse file system (modprobe fuse)")
 	}
-	if os.Geteuid() != 0 && !haveFusermount() {
-		return errors.New("lossyfs: not root and no fusermount3 or fusermount in PATH (apt-get install fuse3)")
+	if os.Geteuid() != 0 {
+		return errors.New("lossyfs: not root: it mounts FUSE with mount(2), which needs root (CAP_SYS_ADMIN)")
 	}
 	return probeMount()
-}
-
-func haveFusermount() bool {
-	for _, name := range []string{"fusermount3", "fusermount"} {
-		if _, err := exec.LookPath(name); err == nil {
-			return true
-		}
-	}
-	return false
 }
 
 // probeMount mounts and unmounts a lossy file system on temporary

@@ -20,16 +20,16 @@
 //     commits the journal up to and including the last change that touched D
 //     (as the parent of either name of a rename): what reaches the backing
 //     directory is always a state the tree went through, never a mix, and
-//     earlier changes to other directories are committed with it. This is
-//     weaker than an ordered journal file system in practice (on ext4 any
-//     fsync commits every earlier entry change) and stronger than POSIX
-//     (which promises nothing of other directories).
+//     earlier changes to other directories are committed with it. This
+//     keeps less than ext4 does in practice (its journal commits every
+//     earlier entry change at any fsync) and more than POSIX promises
+//     (nothing of other directories).
 //   - A file that was created and fsynced, but whose directory was not
 //     fsynced after the create, is lost at a cut, with its name: its
 //     contents were durable but nothing durable names them. POSIX allows
 //     this; it is the case that SQLite's directory fsync after creating a
-//     journal or WAL file guards against. (ext4 with a journal keeps such a
-//     file in practice; this file system does not.) Its synced contents are
+//     journal or WAL file guards against. (ext4 with its journal usually
+//     keeps such a file; this file system does not.) Its synced contents are
 //     kept in memory until a directory fsync gives it a name in the backing
 //     directory, and written there then.
 //   - Attributes other than the size (mode, owner, times) are not part of
@@ -89,14 +89,13 @@
 // A page fault on a mapping of a file in the mount blocks a thread in the
 // kernel until the server answers; Go's garbage collector cannot stop that
 // thread, and stops the goroutines that would answer: the process hangs,
-// and a thread of it stays stuck even after it is killed (until the FUSE
-// connection is aborted through /sys/fs/fuse/connections). Read and write
-// system calls are safe, mappings are not. SQLite in WAL mode maps the -shm
-// file, so modernc.org/sqlite (pure Go) must open a WAL database of the
-// mount in another process (a worker), or in this one only with
-// PRAGMA locking_mode=EXCLUSIVE set before the first read, which keeps the
-// WAL index in heap memory instead. (A mapping touched only from C code,
-// inside a cgo call, does not stop the collector.)
+// and a thread of it stays stuck even after it is killed, until
+// ForceUnmount aborts the FUSE connection. Read and write system calls are
+// safe, mappings are not. SQLite in WAL mode maps the -shm file, so
+// modernc.org/sqlite must open a WAL database of the mount in another
+// process (a worker), or in this one only with PRAGMA
+// locking_mode=EXCLUSIVE set before journal_mode=WAL, which keeps the WAL
+// index in heap memory instead.
 //
 // # Observability
 //
@@ -104,12 +103,30 @@
 // and for directories, and keeps the last Options.SyncLogSize sync calls
 // (path, kind, time, what each made durable).
 //
+// # What SQLite does (as the tests observe it)
+//
+// modernc.org/sqlite and go-libsql call fsync, never fdatasync, on
+// Linux. In WAL mode with synchronous=FULL a commit fsyncs the -wal file
+// once; the directory is fsynced once, at the first sync of a newly
+// created -wal (and of a newly created rollback journal, such as the one of
+// the switch to WAL). The database file's own creation is never followed
+// by a directory fsync of its own: the journal's or WAL's covers it.
+// synchronous=NORMAL syncs the WAL only at checkpoints, OFF never: commits
+// after the last sync are lost at a cut. In rollback journal mode DELETE
+// with FULL, a commit fsyncs the journal twice and the database once, and
+// the directory after creating the journal but not after deleting it: at a
+// cut the last commit's journal comes back and SQLite rolls that commit
+// back; EXTRA fsyncs the directory after the delete too and keeps it.
+// The -shm file is never synced, and SQLite rebuilds it after a cut.
+//
 // # Lifecycle
 //
-// Mount mounts with the mount system call (root, /dev/fuse; no fusermount
-// needed) and serves on goroutines of this process. Close unmounts (lazily,
-// and aborting the FUSE connection, when a file is still open), stops them,
-// and returns within a bounded time; it may be called more than once. The
+// Mount mounts with the mount system call (root and /dev/fuse are needed;
+// fusermount is not) and serves on goroutines of this process. Close
+// unmounts, stops them, and returns within a bounded time; it may be called
+// more than once. When a file is still open, it unmounts lazily and aborts
+// the FUSE connection through /sys/fs/fuse/connections, mounting the
+// fusectl file system there first if no one had (as systemd does at boot). The
 // file system also closes when the context given to Mount ends: pass one
 // from signal.NotifyContext so that an interrupt unmounts it. A process
 // that dies with the file system mounted leaves a dead mount behind:

@@ -53,11 +53,12 @@ func Mount(ctx context.Context, mountpoint, backing string, opts Options) (*FS, 
 	zero := time.Duration(0)
 	server, err := fs.Mount(mp, &node{t: t, in: t.root}, &fs.Options{
 		MountOptions: fuse.MountOptions{
-			DirectMount:   true,
-			FsName:        "lossyfs",
-			Name:          "lossyfs",
-			DisableXAttrs: true,
-			Debug:         opts.Debug,
+			DirectMount:       true,
+			DirectMountStrict: true, // no fusermount: Close unmounts with umount(2)
+			FsName:            "lossyfs",
+			Name:              "lossyfs",
+			DisableXAttrs:     true,
+			Debug:             opts.Debug,
 		},
 		EntryTimeout:    &zero,
 		AttrTimeout:     &zero,

@@ -1,12 +1,14 @@
 package lossyfs
 
 import (
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // What SQLite needs of the kernel through the mount: POSIX advisory locks
@@ -70,5 +72,35 @@ func TestSQLiteTwoProcessesOneDatabase(t *testing.T) {
 	cut(t, f)
 	if got := countRows(t, path, ""); got != 2*each {
 		t.Errorf("after the cut: %d rows, want %d", got, 2*each)
+	}
+}
+
+// In the serving process itself, SQLite works in WAL mode with
+// locking_mode=EXCLUSIVE, which keeps the WAL index off the mount. It runs
+// in a worker, with a watchdog that unwedges it should it hang.
+func TestSQLiteInTheServingProcessWithExclusiveLocking(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	dir, mp, _ := tempDirs(t)
+	t.Cleanup(func() { ForceUnmount(mp) })
+	w := launchWorker(t, workerConfig{Job: "inprocess", Path: dir})
+	watchdog := time.AfterFunc(30*time.Second, func() {
+		ForceUnmount(mp)
+		w.cmd.Process.Kill()
+	})
+	w.waitDone(t)
+	watchdog.Stop()
+	w.kill()
+	var c checked
+	for _, line := range w.lines {
+		if rest, ok := strings.CutPrefix(line, "checked "); ok {
+			if err := json.Unmarshal([]byte(rest), &c); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if c.Integrity != "ok" || c.Rows != 20 {
+		t.Errorf("after the cut: %+v, want integrity ok and 20 rows", c)
 	}
 }

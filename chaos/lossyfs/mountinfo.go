@@ -9,47 +9,81 @@ import (
 	"strings"
 )
 
+// mountEntry is one line of /proc/self/mountinfo.
+type mountEntry struct {
+	point  string
+	minor  uint32 // the minor device number: a FUSE connection's number
+	fsType string
+}
+
 // Mounted says whether something is mounted on path, from
 // /proc/self/mountinfo.
 func Mounted(path string) (bool, error) {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return false, fmt.Errorf("lossyfs: mounted %s: %w", path, err)
-	}
-	points, err := mountPoints()
-	if err != nil {
-		return false, err
-	}
-	for _, p := range points {
-		if p == abs {
-			return true, nil
-		}
-	}
-	return false, nil
+	_, ok, err := mountAt(path)
+	return ok, err
 }
 
-// mountPoints lists the mount points of this process's mount namespace.
-func mountPoints() ([]string, error) {
+// mountAt returns the last mount on path.
+func mountAt(path string) (mountEntry, bool, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return mountEntry{}, false, fmt.Errorf("lossyfs: mount table entry of %s: %w", path, err)
+	}
+	entries, err := mountTable()
+	if err != nil {
+		return mountEntry{}, false, err
+	}
+	var found mountEntry
+	ok := false
+	for _, e := range entries {
+		if e.point == abs {
+			found, ok = e, true
+		}
+	}
+	return found, ok, nil
+}
+
+// mountTable reads the mounts of this process's mount namespace.
+func mountTable() ([]mountEntry, error) {
 	f, err := os.Open("/proc/self/mountinfo")
 	if err != nil {
 		return nil, fmt.Errorf("lossyfs: read mount table: %w", err)
 	}
 	defer f.Close()
-	var points []string
+	var entries []mountEntry
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
-		// ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS ...
-		fields := strings.Fields(sc.Text())
-		if len(fields) < 5 {
-			continue
+		if e, ok := parseMountinfo(sc.Text()); ok {
+			entries = append(entries, e)
 		}
-		points = append(points, unescapeMountinfo(fields[4]))
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("lossyfs: read mount table: %w", err)
 	}
-	return points, nil
+	return entries, nil
+}
+
+// parseMountinfo parses "ID PARENT MAJ:MIN ROOT MOUNTPOINT OPTIONS
+// [OPTIONAL...] - FSTYPE SOURCE SUPEROPTIONS".
+func parseMountinfo(line string) (mountEntry, bool) {
+	fields := strings.Fields(line)
+	if len(fields) < 5 {
+		return mountEntry{}, false
+	}
+	e := mountEntry{point: unescapeMountinfo(fields[4])}
+	if _, minor, ok := strings.Cut(fields[2], ":"); ok {
+		if v, err := strconv.ParseUint(minor, 10, 32); err == nil {
+			e.minor = uint32(v)
+		}
+	}
+	for i, f := range fields {
+		if f == "-" && i+1 < len(fields) {
+			e.fsType = fields[i+1]
+			break
+		}
+	}
+	return e, true
 }
 
 // unescapeMountinfo undoes the octal escapes (\040 for a space) of a

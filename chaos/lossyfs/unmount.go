@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -96,17 +97,23 @@ func abortConnection(conn uint32) error {
 	return nil
 }
 
-// ForceUnmount lazily unmounts whatever is mounted on path, such as the
-// dead mount a process that died while serving left behind. It does
-// nothing if nothing is mounted there.
+// ForceUnmount removes whatever FUSE file system is mounted on path: it
+// aborts its connection, which fails every request still waiting for an
+// answer (it unwedges a process stuck on a server that cannot answer), and
+// unmounts it lazily. It removes the dead mount that a process which died
+// serving leaves behind. It does nothing if nothing is mounted there.
 func ForceUnmount(path string) error {
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return fmt.Errorf("lossyfs: force unmount %s: %w", path, err)
+	e, ok, err := mountAt(path)
+	if err != nil || !ok {
+		return err
 	}
-	err = syscall.Unmount(abs, syscall.MNT_DETACH)
-	if err != nil && !errors.Is(err, syscall.EINVAL) {
-		return fmt.Errorf("lossyfs: force unmount %s: %w", abs, err)
+	if strings.HasPrefix(e.fsType, "fuse") {
+		if err := abortConnection(e.minor); err != nil {
+			return fmt.Errorf("lossyfs: force unmount %s: %w", e.point, err)
+		}
+	}
+	if err := syscall.Unmount(e.point, syscall.MNT_DETACH); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("lossyfs: force unmount %s: %w", e.point, err)
 	}
 	return nil
 }

@@ -30,7 +30,9 @@ const workerEnv = "LOSSYFS_TEST_WORKER"
 type workerConfig struct {
 	// Job is "sqlite" (commit rows), "check" (report the integrity and
 	// rows of a database), "lock" (try an fcntl write lock on Path),
-	// "mmap" (write through a shared mapping of Path and fsync) or
+	// "mmap" (write through a shared mapping of Path and fsync),
+	// "inprocess" (mount on Path/mnt and use SQLite in that mount, in the
+	// serving process, with locking_mode=EXCLUSIVE) or
 	// "mount" (mount a lossy file system on Path/mnt over Path/backing,
 	// and die with it mounted).
 	Job  string `json:"job"`
@@ -76,6 +78,8 @@ func runWorker(raw string) int {
 		err = checkDatabase(cfg.Path, cfg.JournalMode)
 	case "mmap":
 		err = writeThroughMapping(cfg.Path)
+	case "inprocess":
+		err = sqliteInProcess(cfg.Path)
 	default:
 		err = fmt.Errorf("unknown job %q", cfg.Job)
 	}
@@ -267,4 +271,51 @@ func (w *worker) kill() {
 func mountAndWait(dir string) error {
 	_, err := Mount(context.Background(), filepath.Join(dir, "mnt"), filepath.Join(dir, "backing"), Options{})
 	return err
+}
+
+// sqliteInProcess mounts a lossy file system and, in this same process,
+// commits rows to a WAL database in it with locking_mode=EXCLUSIVE (no
+// -shm mapping), cuts, and prints what a new connection finds.
+func sqliteInProcess(dir string) error {
+	f, err := Mount(context.Background(), filepath.Join(dir, "mnt"), filepath.Join(dir, "backing"), Options{})
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	dsn := "file:" + filepath.Join(dir, "mnt", "db.sqlite") + "?_pragma=locking_mode(EXCLUSIVE)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return err
+	}
+	if _, err := db.Exec("CREATE TABLE t (id INTEGER PRIMARY KEY)"); err != nil {
+		return err
+	}
+	for i := range 20 {
+		if _, err := db.Exec("INSERT INTO t (id) VALUES (?)", i); err != nil {
+			return err
+		}
+	}
+	if err := db.Close(); err != nil {
+		return err
+	}
+	if _, err := f.Cut(context.Background()); err != nil {
+		return err
+	}
+	if db, err = sql.Open("sqlite", dsn); err != nil {
+		return err
+	}
+	defer db.Close()
+	var c checked
+	if err := db.QueryRow("PRAGMA integrity_check").Scan(&c.Integrity); err != nil {
+		return err
+	}
+	if err := db.QueryRow("SELECT count(*), max(id) FROM t").Scan(&c.Rows, &c.MaxID); err != nil {
+		return err
+	}
+	out, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	fmt.Println("checked", string(out))
+	return nil
 }
