@@ -190,7 +190,7 @@ func (t *tree) rename(d *inode, name string, to *inode, toName string, noReplace
 		return syscall.ENAMETOOLONG
 	}
 	replaced, exists := to.children[toName]
-	if errno := checkReplace(t, n, replaced, exists, noReplace); errno != 0 {
+	if errno := t.checkReplaceLocked(n, replaced, exists, noReplace); errno != 0 {
 		return errno
 	}
 	if n.kind == dirKind && isAncestor(n, to) {
@@ -214,8 +214,8 @@ func (t *tree) rename(d *inode, name string, to *inode, toName string, noReplace
 	return 0
 }
 
-// checkReplace says whether n may be renamed over replaced.
-func checkReplace(t *tree, n, replaced *inode, exists, noReplace bool) syscall.Errno {
+// checkReplaceLocked says whether n may be renamed over replaced.
+func (t *tree) checkReplaceLocked(n, replaced *inode, exists, noReplace bool) syscall.Errno {
 	if !exists {
 		return 0
 	}

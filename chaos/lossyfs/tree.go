@@ -64,15 +64,7 @@ func (t *tree) forgetIfGoneLocked(n *inode) {
 	}
 }
 
-// inode returns the inode numbered id.
-func (t *tree) inode(id uint64) (*inode, bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	n, ok := t.inodes[id]
-	return n, ok
-}
-
-// backingError turns an error of the backing directory into the errno a
+// backingErrorLocked turns an error of the backing directory into the errno a
 // caller gets, and records it.
 func (t *tree) backingErrorLocked(what string, err error) syscall.Errno {
 	t.stats.backingError(fmt.Sprintf("%s: %v", what, err))
