@@ -1,0 +1,10 @@
+package lossyfs
+
+import (
+	"os"
+	"syscall"
+)
+
+func fdatasync(f *os.File) error {
+	return syscall.Fdatasync(int(f.Fd()))
+}

@@ -1,0 +1,118 @@
+package lossyfs
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// Nothing stays mounted: after Close (twice), with a file still open in
+// this process or in another one, when the context ends, and after the
+// serving process died (ForceUnmount).
+
+func assertUnmounted(t *testing.T, mp string) {
+	t.Helper()
+	m, err := Mounted(mp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m {
+		t.Errorf("%s is still mounted", mp)
+	}
+}
+
+// closeWithin closes f and fails the test if that took longer than limit.
+func closeWithin(t *testing.T, f *FS, limit time.Duration) {
+	t.Helper()
+	start := time.Now()
+	if err := f.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if took := time.Since(start); took > limit {
+		t.Errorf("close took %v, want at most %v", took, limit)
+	}
+	assertUnmounted(t, f.Mountpoint())
+}
+
+func TestCloseUnmountsAndCanBeCalledAgain(t *testing.T) {
+	f, mp, _ := mountForTest(t, Options{})
+	if m, err := Mounted(mp); err != nil || !m {
+		t.Fatalf("not mounted after Mount: %v %v", m, err)
+	}
+	closeWithin(t, f, time.Second)
+	if err := f.Close(); err != nil {
+		t.Errorf("second close: %v", err)
+	}
+	if _, err := f.Cut(context.Background()); err == nil {
+		t.Error("cut after close worked")
+	}
+}
+
+func TestCloseDoesNotHangOnAnOpenFile(t *testing.T) {
+	f, mp, _ := mountForTest(t, Options{})
+	fh, err := os.Create(filepath.Join(mp, "open"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	closeWithin(t, f, 2*time.Second)
+	if _, err := fh.WriteString("x"); err == nil {
+		t.Error("write after close worked")
+	}
+}
+
+func TestCloseDoesNotHangOnAFileOpenInAnotherProcess(t *testing.T) {
+	f, mp, _ := mountForTest(t, Options{})
+	w := startWorker(t, workerConfig{Job: "sqlite", Path: filepath.Join(mp, "db"), Phases: []phase{{"FULL", 3}}})
+	closeWithin(t, f, 2*time.Second)
+	w.kill()
+}
+
+func TestContextEndUnmounts(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	_, mp, backing := tempDirs(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	f, err := Mount(ctx, mp, backing, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cancel()
+	deadline := time.Now().Add(2 * time.Second)
+	for time.Now().Before(deadline) {
+		if m, _ := Mounted(mp); !m {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%s still mounted 2s after its context ended", mp)
+}
+
+// A process that dies serving leaves a dead mount behind ("transport
+// endpoint is not connected"): Mounted sees it, ForceUnmount removes it.
+func TestForceUnmountRemovesTheMountOfADeadServer(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	dir, mp, _ := tempDirs(t)
+	t.Cleanup(func() { ForceUnmount(mp) })
+	w := startWorker(t, workerConfig{Job: "mount", Path: dir})
+	w.kill()
+	if m, err := Mounted(mp); err != nil || !m {
+		t.Fatalf("the dead server's mount is not there: %v %v", m, err)
+	}
+	if _, err := os.ReadDir(mp); err == nil {
+		t.Error("the dead mount still serves")
+	}
+	if err := ForceUnmount(mp); err != nil {
+		t.Fatal(err)
+	}
+	assertUnmounted(t, mp)
+	if err := ForceUnmount(mp); err != nil {
+		t.Errorf("force unmount of nothing: %v", err)
+	}
+}
