@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/storecheck/storecheck/model"
 )
 
 // healAttempts bounds the retries of one heal read.
@@ -69,4 +71,37 @@ func retry(ctx context.Context, read func() error) error {
 		}
 	}
 	return err
+}
+
+// A Replica is a store that serves its reads from a replica of the
+// primary (see Operation.Replica): replica.Store is one.
+type Replica interface {
+	model.Store
+	// Name names the replica in the history.
+	Name() string
+	// ReadYourWrites says whether its reads include its own writes.
+	ReadYourWrites() bool
+	// Sync brings it up to the primary now.
+	Sync(ctx context.Context) error
+}
+
+// HealReplicas brings every replica up to the primary and loads each of
+// execs from each of them through a heal client named after it, whose
+// reads the convergence check compares with the primary's heal reads
+// (ErrReplicaConvergence). Call it after Heal, with the faults healed.
+func HealReplicas(ctx context.Context, rec *Recorder, replicas []Replica, execs []string) error {
+	for _, r := range replicas {
+		if err := retry(ctx, func() error { return r.Sync(ctx) }); err != nil {
+			return fmt.Errorf("heal: sync replica %s: %w", r.Name(), err)
+		}
+	}
+	for _, r := range replicas {
+		c := rec.NewClient(ClientOptions{Store: r, Replica: r.Name(), ReadYourWrites: r.ReadYourWrites(), Heal: true})
+		for _, e := range execs {
+			if err := retry(ctx, func() error { _, err := c.Load(ctx, e); return err }); err != nil {
+				return fmt.Errorf("heal load of %s on replica %s: %w", e, r.Name(), err)
+			}
+		}
+	}
+	return nil
 }

@@ -175,3 +175,56 @@ func TestReplicaFieldsRoundTrip(t *testing.T) {
 		t.Errorf("read-your-writes without a replica: %v", err)
 	}
 }
+
+// TestReplicaQueueReads: a replica's pending_outbox read may still show an
+// entry acknowledged since, and may miss one committed since; neither is a
+// violation, and an acknowledgement of a seq only a replica's read showed
+// is still tied to its entry. An entry of a commit that lost is a
+// violation whoever shows it.
+func TestReplicaQueueReads(t *testing.T) {
+	emit := func(h *replicaHistory, id string) {
+		h.ops[len(h.ops)-1].Input.Emits = []EmitRef{{EventID: id}}
+	}
+	pending := func(h *replicaHistory, r string, heal bool, call int64, items ...OutboxItem) {
+		h.client++
+		h.ops = append(h.ops, Operation{Client: h.client, Kind: KindPendingOutbox, Replica: r, Heal: heal,
+			Output: Output{Outcome: OutcomeOK, Outbox: items}, Call: call, Return: call + 5})
+	}
+	ack := func(h *replicaHistory, seq, call int64) {
+		h.client++
+		h.ops = append(h.ops, Operation{Client: h.client, Kind: KindAckOutbox, Input: Input{Seq: seq},
+			Output: Output{Outcome: OutcomeOK}, Call: call, Return: call + 5})
+	}
+	build := func() *replicaHistory {
+		h := &replicaHistory{}
+		h.commit("r0", true, "t1", "", 0, 10, 20, OutcomeOK, nil)
+		emit(h, "m1")
+		h.commit("r1", true, "t2", "t1", 1, 30, 40, OutcomeOK, nil)
+		emit(h, "m2")
+		h.load("", false, true, 2, "t2", 1000, 1001)
+		return h
+	}
+	t.Run("stale reads and an ack known from a replica read", func(t *testing.T) {
+		h := build()
+		pending(h, "r0", false, 50, OutboxItem{Seq: 1, EventID: "m1"}) // misses m2, committed at 40
+		ack(h, 1, 60)
+		pending(h, "r1", false, 70, OutboxItem{Seq: 1, EventID: "m1"}, OutboxItem{Seq: 2, EventID: "m2"}) // m1 acked at 65
+		pending(h, "", true, 1010, OutboxItem{Seq: 2, EventID: "m2"})
+		if rep := checkReplica(t, h); rep.Verdict != Ok {
+			t.Fatalf("verdict %s: %v", rep.Verdict, rep.Violations)
+		}
+	})
+	t.Run("a replica showing a losing commit's emit", func(t *testing.T) {
+		h := build()
+		h.commit("r2", true, "t9", "", 0, 50, 60, OutcomeConflict, ptr(int64(2)))
+		emit(h, "m9")
+		pending(h, "r2", false, 70, OutboxItem{Seq: 1, EventID: "m1"}, OutboxItem{Seq: 2, EventID: "m2"}, OutboxItem{Seq: 3, EventID: "m9"})
+		pending(h, "", true, 1010, OutboxItem{Seq: 1, EventID: "m1"}, OutboxItem{Seq: 2, EventID: "m2"})
+		rep := checkReplica(t, h)
+		if rep.Verdict != Illegal || !errors.Is(rep.Err, ErrAtomicity) {
+			t.Fatalf("verdict %s (%v): want an atomicity violation", rep.Verdict, rep.Violations)
+		}
+	})
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -108,7 +108,9 @@ func runPhase(ctx context.Context, t Target, cfg *Config, ph phase) (res *LevelR
 }
 
 // heal syncs every replica, takes the primary's heal reads, then each
-// replica's heal loads, and returns the whole history.
+// replica's heal loads, and returns the whole history. The primary's
+// reads come first: a replica synced before them shows at most what they
+// show, and the convergence check wants at least as much.
 func heal(ctx context.Context, rec *linearizability.Recorder, stores []*replica.Store, execs []string) (linearizability.History, error) {
 	for _, r := range stores {
 		if err := retry(ctx, func() error { return r.Sync(ctx) }); err != nil {
@@ -118,13 +120,12 @@ func heal(ctx context.Context, rec *linearizability.Recorder, stores []*replica.
 	if err := linearizability.Heal(ctx, rec.HealClient(), rec.History()); err != nil {
 		return linearizability.History{}, err
 	}
-	for _, r := range stores {
-		c := rec.NewClient(linearizability.ClientOptions{Store: r, Replica: r.Name(), ReadYourWrites: r.ReadYourWrites(), Heal: true})
-		for _, e := range execs {
-			if err := retry(ctx, func() error { _, err := c.Load(ctx, e); return err }); err != nil {
-				return linearizability.History{}, fmt.Errorf("heal load of %s on %s: %w", e, r.Name(), err)
-			}
-		}
+	replicas := make([]linearizability.Replica, len(stores))
+	for i, r := range stores {
+		replicas[i] = r
+	}
+	if err := linearizability.HealReplicas(ctx, rec, replicas, execs); err != nil {
+		return linearizability.History{}, err
 	}
 	return rec.History(), nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/replicalag"
 	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/workload"
 )
@@ -18,19 +19,22 @@ import (
 func concurrentScenario() Scenario {
 	return Scenario{
 		Name:    "concurrent",
-		Summary: "many clients at once; the history checked for linearizability with porcupine, plus atomicity, delivery, dedupe and timer checks",
-		Applies: notOnReplicas,
+		Summary: "many clients at once; the history checked for linearizability with porcupine, plus atomicity, delivery, dedupe and timer checks (on replica backends each client reads from a replica of its own, held to the replica rules)",
 		Run:     runConcurrent,
 	}
 }
 
 func runConcurrent(ctx context.Context, t Target, p Params) Result {
 	cfg := model.DefaultConfig()
-	store, err := t.Open(ctx, cfg)
+	store, replicas, closeAll, err := openConcurrent(ctx, t, p, cfg)
 	if err != nil {
-		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be opened: %v", err)}
+		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be opened: %s", flatReason(err.Error()))}
 	}
-	defer store.Close()
+	defer func() {
+		if err := closeAll(); err != nil && p.Logger != nil {
+			p.Logger.Warn("could not close the backend", "err", err)
+		}
+	}()
 	if r, ok := store.(model.Resetter); ok {
 		if err := r.Reset(ctx); err != nil {
 			return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be emptied: %v", err)}
@@ -39,6 +43,7 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 	wcfg := workload.Config{
 		Clients: p.Clients, Executions: p.Executions, Ops: p.Ops, Duration: p.Duration, Seed: p.Seed,
 		TraceMax: cfg.TraceMax, OutDir: p.OutDir, KeepArtifacts: true, Scenario: "concurrent", Store: reports.Redact(t.URL),
+		Replicas: replicas,
 	}
 	if p.Duration > 0 {
 		wcfg.Ops = 0 // the duration bounds the run
@@ -104,4 +109,45 @@ func firstViolation(res *workload.Result) string {
 		return res.Err.Error()
 	}
 	return "history is not linearizable"
+}
+
+// openConcurrent opens the store the clients share; on a replica backend
+// (lagsim:, libsql+replica:) that is the primary, and every client gets a
+// replica of its own, syncing at the URL's interval.
+func openConcurrent(ctx context.Context, t Target, p Params, cfg model.Config) (model.Store, []linearizability.Replica, func() error, error) {
+	if ok, _ := replicalag.Applies(t.URL); !ok {
+		store, err := t.Open(ctx, cfg)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return store, nil, store.Close, nil
+	}
+	target, err := replicalag.TargetFor(ctx, t.URL, logDir(p))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	closeTarget := func() error {
+		if target.Close != nil {
+			return target.Close()
+		}
+		return nil
+	}
+	cl, err := target.Open(ctx, target.Top, p.Seed)
+	if err != nil {
+		return nil, nil, nil, errors.Join(err, closeTarget())
+	}
+	closeAll := func() error { return errors.Join(cl.Close(), closeTarget()) }
+	clients := p.Clients
+	if clients == 0 {
+		clients = workload.DefaultClients
+	}
+	replicas := make([]linearizability.Replica, clients)
+	for i := range replicas {
+		r, err := cl.NewReplica(ctx, fmt.Sprintf("r%d", i), uint64(i))
+		if err != nil {
+			return nil, nil, nil, errors.Join(err, closeAll())
+		}
+		replicas[i] = r
+	}
+	return cl.Primary(), replicas, closeAll, nil
 }

@@ -91,17 +91,6 @@ func sweepLine(res *replicalag.Result) string {
 	return fmt.Sprintf("%s: %s; %d lost updates; see sweep.md", what, strings.Join(parts, "; "), lost)
 }
 
-// notOnReplicas keeps a scenario that holds every load to linearizability
-// off replica backends, whose loads may be stale by contract (CONTRACT.md
-// §1, the libSQL embedded-replica obligation); replica-lag-conflict checks
-// them with the replica read rules instead.
-func notOnReplicas(backendURL string) (bool, string) {
-	if ok, _ := replicalag.Applies(backendURL); ok {
-		return false, "its loads come from replicas, which may be stale by contract; replica-lag-conflict checks replica backends"
-	}
-	return true, ""
-}
-
 // flatReason folds a message onto one line.
 func flatReason(s string) string { return strings.Join(strings.Fields(s), " ") }
 

@@ -23,7 +23,7 @@ func runReplicaLagOn(t *testing.T, url string) (Result, string) {
 	if ok, why := sc.Applies(url); !ok {
 		t.Fatalf("the scenario does not apply to %s: %s", url, why)
 	}
-	out := t.TempDir()
+	out := keptOnFailure(t)
 	target := Target{URL: url, Open: func(ctx context.Context, cfg model.Config) (model.Store, error) { return backends.Open(ctx, url, cfg) }}
 	res := sc.Run(context.Background(), target, Params{Seed: 3, OutDir: out, Clients: 4, Executions: 2, Ops: 240})
 	t.Logf("%s: %s %s", url, res.Verdict, res.Reason)
@@ -90,4 +90,23 @@ func TestReplicaLagConflictApplies(t *testing.T) {
 	if res := sc.Run(context.Background(), bad, Params{Seed: 1}); res.Verdict != reports.NotRun {
 		t.Errorf("a bad URL: %s %s", res.Verdict, res.Reason)
 	}
+}
+
+// keptOnFailure is a run folder that is removed when the test passes and
+// kept, with its path logged, when it fails: the evidence of a FAIL on a
+// real server must survive the test.
+func keptOnFailure(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "storecheck-evidence-"+strings.ReplaceAll(t.Name(), "/", "-")+"-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("evidence kept in %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
+	return dir
 }

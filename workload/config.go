@@ -70,6 +70,12 @@ type Config struct {
 	// records lines up with call_ns and return_ns. Its error ends the run
 	// as a harness error. Run only; Drive ignores it.
 	During func(ctx context.Context, now func() int64) error
+	// Replicas, when set, gives client i a replica of its own to read from,
+	// Replicas[i % len(Replicas)], while the store Run is given is the
+	// primary: its reads are held to the replica rules instead of
+	// linearizability, and after the heal every replica must show the
+	// primary's final rows (package linearizability, Replica reads).
+	Replicas []linearizability.Replica
 	// KeepArtifacts writes the artifacts for every verdict, Ok included, so
 	// that reports can plot a passing run's latency too.
 	KeepArtifacts bool

@@ -40,7 +40,12 @@ func drive(ctx context.Context, rec *linearizability.Recorder, cfg Config) (int,
 	errs := make([]error, cfg.Clients)
 	var wg sync.WaitGroup
 	for i := range cfg.Clients {
-		w := newWorker(cfg.FirstClient+i, &cfg, rec.Client(), execs)
+		c := rec.Client()
+		if n := len(cfg.Replicas); n > 0 {
+			r := cfg.Replicas[i%n]
+			c = rec.NewClient(linearizability.ClientOptions{Store: r, Replica: r.Name(), ReadYourWrites: r.ReadYourWrites()})
+		}
+		w := newWorker(cfg.FirstClient+i, &cfg, c, execs)
 		wg.Go(func() { errs[i] = w.run(ctx, &budget, deadline) })
 	}
 	wg.Wait()

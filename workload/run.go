@@ -62,6 +62,9 @@ func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 	if err := linearizability.Heal(ctx, rec.HealClient(), rec.History()); err != nil {
 		return nil, fmt.Errorf("workload: %w: %w", ErrHealFailed, err)
 	}
+	if err := linearizability.HealReplicas(ctx, rec, cfg.Replicas, execs); err != nil {
+		return nil, fmt.Errorf("workload: %w: %w", ErrHealFailed, err)
+	}
 	h := rec.History()
 	h.Meta = cfg.meta()
 	rep, err := linearizability.Check(ctx, h, linearizability.Options{Timeout: cfg.CheckTimeout})
