@@ -158,7 +158,7 @@ func (r *crashRun) cycle(ctx context.Context, c int, last bool) error {
 }
 
 // recovered waits for worker c's recovered tables and verifies them.
-func (r *crashRun) recovered(ctx context.Context, w *worker, c int, deadline <-chan time.Time) error {
+func (r *crashRun) recovered(ctx context.Context, w *proc, c int, deadline <-chan time.Time) error {
 	m, err := await(ctx, w, msgRecovered, deadline)
 	var stopped *workerStopped
 	switch {
@@ -187,7 +187,7 @@ func (r *crashRun) recovered(ctx context.Context, w *worker, c int, deadline <-c
 // traffic follows the worker's commits until the plan's kill lands, then
 // reads what it wrote before it died. killed is false when the worker
 // stopped by itself after a failed commit.
-func (r *crashRun) traffic(ctx context.Context, w *worker, plan killPlan, deadline <-chan time.Time) (killed bool, err error) {
+func (r *crashRun) traffic(ctx context.Context, w *proc, plan killPlan, deadline <-chan time.Time) (killed bool, err error) {
 	var kill <-chan time.Time
 	failed := false // the last message was a failed commit
 	for {
@@ -225,8 +225,8 @@ func (r *crashRun) traffic(ctx context.Context, w *worker, plan killPlan, deadli
 // stopped handles a worker that exited before its kill: after a failed
 // commit that is the protocol (the ledger has noted it, and the next
 // recovery decides the commit); otherwise the harness broke.
-func (r *crashRun) stopped(w *worker, failed bool) error {
-	<-w.exited
+func (r *crashRun) stopped(w *proc, failed bool) error {
+	<-w.Exited()
 	if failed {
 		return nil
 	}
@@ -280,13 +280,13 @@ func (e *workerStopped) Error() string {
 // await returns w's next message of type want, skipping others. A worker
 // that reports an error, exits, or runs past the deadline is a run that
 // could not be made (ErrNotRun; a *workerStopped too for a reported error).
-func await(ctx context.Context, w *worker, want string, deadline <-chan time.Time) (message, error) {
+func await(ctx context.Context, w *proc, want string, deadline <-chan time.Time) (message, error) {
 	for {
 		select {
 		case m, ok := <-w.events:
 			switch {
 			case !ok:
-				<-w.exited
+				<-w.Exited()
 				return message{}, notRun("the worker exited before it said %q: %s", want, w.status())
 			case m.Type == msgError:
 				return message{}, fmt.Errorf("%w: %w", ErrNotRun, &workerStopped{m.Stage, m.Error})

@@ -91,7 +91,7 @@ func TestCrashRecoveryRefusesWhatItCannotCrash(t *testing.T) {
 }
 
 // A program that does not act as a worker (here true(1); a test binary
-// without MainIfWorker in its TestMain behaves alike) makes the run NOT RUN,
+// without worker.Main in its TestMain behaves alike) makes the run NOT RUN,
 // saying why.
 func TestCrashRecoveryWithoutAWorker(t *testing.T) {
 	path, err := exec.LookPath("true")
@@ -100,7 +100,7 @@ func TestCrashRecoveryWithoutAWorker(t *testing.T) {
 	}
 	url := "sqlite:" + filepath.Join(t.TempDir(), "c.db")
 	_, err = CrashRecovery(context.Background(), CrashOptions{URL: url, Seed: 1, Cycles: 1, Command: Command{Path: path}})
-	if !errors.Is(err, ErrNotRun) || !strings.Contains(err.Error(), "MainIfWorker") {
-		t.Fatalf("want NOT RUN naming MainIfWorker, got %v", err)
+	if !errors.Is(err, ErrNotRun) || !strings.Contains(err.Error(), "worker.Main") {
+		t.Fatalf("want NOT RUN naming worker.Main, got %v", err)
 	}
 }

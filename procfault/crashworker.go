@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/storecheck/storecheck/backends/sqlstore"
@@ -30,8 +29,8 @@ type crashWorker struct {
 // reports its integrity and tables, then commits until killed, reporting
 // each commit before the call, at its BeforeCommit hook and after it
 // returned.
-func runCrashWorker(ctx context.Context, cfg workerConfig, em *emitter, stdin io.Reader) error {
-	w := &crashWorker{cfg: cfg, em: em, in: newInbox(stdin)}
+func runCrashWorker(ctx context.Context, cfg workerConfig, em *emitter, in *inbox) error {
+	w := &crashWorker{cfg: cfg, em: em, in: in}
 	start := time.Now()
 	store, hooked, err := openStore(ctx, cfg.URL, storeSettings{
 		hooks:       sqlstore.Hooks{BeforeCommit: w.beforeCommit},

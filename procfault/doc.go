@@ -5,9 +5,10 @@
 //
 // # Workers
 //
-// The parent re-executes its own binary as a worker (SelfCommand): the
-// storecheck binary as `storecheck __worker CONFIG`, a test binary through
-// MainIfWorker in its TestMain. A worker opens the store itself — sqlite: and
+// The parent re-executes its own binary as a worker process (package
+// chaos/worker, roles Roles): a binary plays the role through worker.Main,
+// which the storecheck binary calls first thing in main and a test binary
+// in its TestMain. A worker opens the store itself — sqlite: and
 // libsql: files with sqlstore's BeforeCommit hook installed, mutant: URLs as
 // backends.Open does — and reports to the parent in JSON lines on a pipe
 // (message.go): each commit before its call, at its BeforeCommit hook (the

@@ -3,6 +3,8 @@ package procfault
 import (
 	"os"
 	"testing"
+
+	"github.com/storecheck/storecheck/chaos/worker"
 )
 
 // TestMain lets the test binary act as the worker: the scenarios start
@@ -10,7 +12,7 @@ import (
 // this test binary. It can also act as a parent that a test kills (see
 // TestWorkerDiesWithItsParent).
 func TestMain(m *testing.M) {
-	MainIfWorker()
+	worker.Main(Roles())
 	if dir := os.Getenv(orphanEnv); dir != "" {
 		os.Exit(runOrphanParent(dir))
 	}

@@ -165,7 +165,7 @@ type fromWorker struct {
 func (s *stallRun) traffic(ctx context.Context) ([][]linearizability.Operation, error) {
 	rng := rand.New(rand.NewPCG(s.opt.Seed, 2<<32))
 	s.res.Stalled, s.res.StallAt = rng.IntN(s.opt.Workers), 2+rng.IntN(6)
-	ws := make([]*worker, 0, s.opt.Workers)
+	ws := make([]*proc, 0, s.opt.Workers)
 	defer func() {
 		for _, w := range ws {
 			w.close()
@@ -200,7 +200,7 @@ func (s *stallRun) traffic(ctx context.Context) ([][]linearizability.Operation, 
 }
 
 // forward passes w's messages to all until w's pipe ends or quit closes.
-func forward(i int, w *worker, all chan<- fromWorker, quit <-chan struct{}) {
+func forward(i int, w *proc, all chan<- fromWorker, quit <-chan struct{}) {
 	for m := range w.events {
 		select {
 		case all <- fromWorker{i, m, true}:
@@ -216,7 +216,7 @@ func forward(i int, w *worker, all chan<- fromWorker, quit <-chan struct{}) {
 
 // follow reads every worker's messages until each has sent its history and
 // exited, stopping and continuing the stalled one on the way.
-func (s *stallRun) follow(ctx context.Context, ws []*worker, all <-chan fromWorker, deadline <-chan time.Time) ([][]linearizability.Operation, error) {
+func (s *stallRun) follow(ctx context.Context, ws []*proc, all <-chan fromWorker, deadline <-chan time.Time) ([][]linearizability.Operation, error) {
 	parts := make([][]linearizability.Operation, len(ws))
 	got := make([]bool, len(ws))
 	var cont <-chan time.Time
@@ -226,7 +226,7 @@ func (s *stallRun) follow(ctx context.Context, ws []*worker, all <-chan fromWork
 			switch {
 			case !f.ok:
 				ended++
-				<-ws[f.i].exited
+				<-ws[f.i].Exited()
 				if !got[f.i] {
 					return nil, notRun("worker %d exited without its history: %s", f.i, ws[f.i].status())
 				}
@@ -263,7 +263,7 @@ func (s *stallRun) follow(ctx context.Context, ws []*worker, all <-chan fromWork
 }
 
 // resume continues the stalled worker and lets its commit go on.
-func (s *stallRun) resume(w *worker) error {
+func (s *stallRun) resume(w *proc) error {
 	if err := w.signal(syscall.SIGCONT); err != nil {
 		return notRun("%v", err)
 	}

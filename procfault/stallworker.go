@@ -1,13 +1,12 @@
 package procfault
 
 import (
-	"bufio"
 	"context"
-	"io"
 	"sync/atomic"
 	"time"
 
 	"github.com/storecheck/storecheck/backends/sqlstore"
+	"github.com/storecheck/storecheck/chaos/worker"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/workload"
@@ -27,8 +26,8 @@ type stallWorker struct {
 // reports the history it recorded. When told, one of its commits stops in
 // its BeforeCommit hook, holding the write lock, until the parent says
 // "release" (the parent stops the process meanwhile).
-func runStallWorker(ctx context.Context, cfg workerConfig, em *emitter, stdin io.Reader) error {
-	w := &stallWorker{cfg: cfg, em: em, in: newInbox(stdin)}
+func runStallWorker(ctx context.Context, cfg workerConfig, em *emitter, in *inbox) error {
+	w := &stallWorker{cfg: cfg, em: em, in: in}
 	store, _, err := openStore(ctx, cfg.URL, storeSettings{
 		hooks: sqlstore.Hooks{BeforeCommit: w.beforeCommit},
 		busy:  time.Duration(cfg.BusyTimeoutMS) * time.Millisecond,
@@ -83,19 +82,22 @@ type inbox struct {
 	start, release chan struct{} // closed at "go" and at "release"
 }
 
-func newInbox(r io.Reader) *inbox {
+func newInbox(c *worker.Child) *inbox {
 	in := &inbox{start: make(chan struct{}), release: make(chan struct{})}
-	go in.read(r)
+	go in.read(c)
 	return in
 }
 
 // read runs until standard input ends, which is when the parent closes it
 // or dies; the worker does not wait for it.
-func (in *inbox) read(r io.Reader) {
-	sc := bufio.NewScanner(r)
+func (in *inbox) read(c *worker.Child) {
 	started, released := false, false
-	for sc.Scan() {
-		switch sc.Text() {
+	for {
+		line, ok := c.Line()
+		if !ok {
+			return
+		}
+		switch line {
 		case lineGo:
 			if !started {
 				started = true

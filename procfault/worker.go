@@ -2,13 +2,11 @@ package procfault
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"sync"
 	"time"
+
+	"github.com/storecheck/storecheck/chaos/worker"
 )
 
 // Worker modes.
@@ -18,8 +16,7 @@ const (
 	modeStall  = "stall"  // run a recorded workload, stall once when told
 )
 
-// workerConfig is what the parent tells a worker, as the JSON argument after
-// WorkerCommand.
+// workerConfig is what the parent tells a worker: its configuration line.
 type workerConfig struct {
 	Mode string `json:"mode"`
 	URL  string `json:"url"`
@@ -56,71 +53,36 @@ type workerConfig struct {
 	StallAt       int   `json:"stall_at,omitempty"`
 }
 
-// eventsFD is the file descriptor of the pipe to the parent in a worker:
-// the first of exec.Cmd.ExtraFiles.
-const eventsFD = 3
-
-// RunWorker is the worker: args is the one JSON configuration the parent
-// passed. It reports to the parent on file descriptor 3 and returns the
-// process's exit code; stderr gets a line when it cannot report there.
-func RunWorker(ctx context.Context, args []string, stderr io.Writer) int {
-	if len(args) != 1 {
-		fmt.Fprintln(stderr, usage())
-		return 2
-	}
-	var cfg workerConfig
-	if err := json.Unmarshal([]byte(args[0]), &cfg); err != nil {
-		fmt.Fprintf(stderr, "storecheck %s: bad configuration: %v\n%s\n", WorkerCommand, err, usage())
-		return 2
-	}
-	out := os.NewFile(eventsFD, "procfault-events")
-	if info, err := out.Stat(); err != nil || info.Mode()&os.ModeNamedPipe == 0 {
-		fmt.Fprintf(stderr, "storecheck %s: file descriptor %d is not a pipe to a parent\n%s\n", WorkerCommand, eventsFD, usage())
-		return 2
-	}
-	defer out.Close()
+// runWorker is the worker: it opens the store the configuration names and
+// does what its mode says, reporting through c. Its life is bounded by
+// cfg.LifeMS, should the parent never kill it.
+func runWorker(ctx context.Context, cfg workerConfig, c *worker.Child) error {
 	ctx, cancel := context.WithTimeout(ctx, time.Duration(cfg.LifeMS)*time.Millisecond)
 	defer cancel()
-	em := &emitter{w: out}
+	em := &emitter{c: c}
 	var err error
 	switch cfg.Mode {
 	case modeCrash, modeVerify:
-		err = runCrashWorker(ctx, cfg, em, os.Stdin)
+		err = runCrashWorker(ctx, cfg, em, newInbox(c))
 	case modeStall:
-		err = runStallWorker(ctx, cfg, em, os.Stdin)
+		err = runStallWorker(ctx, cfg, em, newInbox(c))
 	default:
-		err = fmt.Errorf("unknown mode %q", cfg.Mode)
+		err = usage(fmt.Errorf("unknown mode %q", cfg.Mode))
 	}
-	if err != nil && !errors.Is(err, errParentGone) {
-		fmt.Fprintf(stderr, "storecheck %s: %v\n", WorkerCommand, err)
-		return 1
+	if errors.Is(err, errParentGone) {
+		return nil
 	}
-	return 0
+	return err
 }
 
 // errParentGone: the pipe to the parent is closed; nobody is listening.
-var errParentGone = errors.New("the parent stopped listening")
+var errParentGone = worker.ErrParentGone
 
-// emitter writes protocol lines, one write(2) each.
-type emitter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
+// emitter sends protocol messages, one line each.
+type emitter struct{ c *worker.Child }
 
 // send writes m as one line.
-func (e *emitter) send(m message) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return fmt.Errorf("encode %s message: %w", m.Type, err)
-	}
-	b = append(b, '\n')
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if _, err := e.w.Write(b); err != nil {
-		return fmt.Errorf("%w: %v", errParentGone, err)
-	}
-	return nil
-}
+func (e *emitter) send(m message) error { return e.c.Send(m) }
 
 // fail reports that the worker cannot go on at stage, and returns err.
 func (e *emitter) fail(stage string, err error) error {

@@ -11,14 +11,14 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/storecheck/storecheck/backends"
+	"github.com/storecheck/storecheck/chaos/worker"
 	"github.com/storecheck/storecheck/internal/cli"
-	"github.com/storecheck/storecheck/workload/leasestall"
+	"github.com/storecheck/storecheck/scenarios"
 )
 
 func main() {
-	// A worker process of the lease-stall scenario runs its worker and exits.
-	leasestall.MaybeWorker(backends.OpenRuns)
+	// A worker process a scenario started plays its role and exits.
+	worker.Main(scenarios.WorkerRoles())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := cli.Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

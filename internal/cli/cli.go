@@ -10,7 +10,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/storecheck/storecheck/procfault"
+	"github.com/storecheck/storecheck/chaos/worker"
 )
 
 // Exit codes.
@@ -48,7 +48,7 @@ func commands() []command {
 		{"scenarios", "list the scenarios, one line each", scenariosCommand},
 		{"backends", "list the backend URL forms, one line each", backendsCommand},
 		{"mutants", "run the catalogue of deliberately broken stores; exit 1 if one survives or a correct backend is flagged", mutantsCommand},
-		{procfault.WorkerCommand, "", workerCommand}, // hidden: the process crash-recovery and writer-stall kill and stop
+		{worker.Arg, "", workerCommand}, // hidden: the processes scenarios start, kill and stop
 	}
 }
 

@@ -1,20 +1,17 @@
 package cli
 
 import (
-	"context"
 	"os"
 	"testing"
 
-	"github.com/storecheck/storecheck/procfault"
+	"github.com/storecheck/storecheck/chaos/worker"
+	"github.com/storecheck/storecheck/scenarios"
 )
 
-// TestMain lets this test binary act as the storecheck binary's worker, so
-// that the crash-recovery and writer-stall scenarios can run from these
-// tests: it runs the hidden worker command line through Main, as the
-// storecheck binary would.
+// TestMain lets this test binary act as the storecheck binary's worker
+// processes, so that the scenarios that start them can run from these
+// tests, as the storecheck binary's main does.
 func TestMain(m *testing.M) {
-	if args, ok := procfault.WorkerArgs(); ok {
-		os.Exit(Main(context.Background(), args, os.Stdout, os.Stderr))
-	}
+	worker.Main(scenarios.WorkerRoles())
 	os.Exit(m.Run())
 }

@@ -3,12 +3,12 @@ package cli
 import (
 	"context"
 
-	"github.com/storecheck/storecheck/procfault"
+	"github.com/storecheck/storecheck/chaos/worker"
 )
 
-// workerCommand is the hidden `storecheck __worker CONFIG`: the process that
-// the crash-recovery and writer-stall scenarios start, SIGKILL and SIGSTOP
-// (see package procfault). Its parent writes CONFIG; nobody types it.
-func workerCommand(ctx context.Context, e *env, args []string) (int, error) {
-	return procfault.RunWorker(ctx, args, e.stderr), nil
+// workerCommand is the hidden `storecheck __worker ROLE`. A process the
+// scenarios start as a worker never gets here (main hands it to
+// worker.Main first); typed by hand, it says so.
+func workerCommand(context.Context, *env, []string) (int, error) {
+	return ExitUsage, usagef("%s is the worker processes' command, started by scenarios, not by hand", worker.Arg)
 }

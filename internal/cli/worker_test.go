@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storecheck/storecheck/chaos/worker"
+
 	"github.com/storecheck/storecheck/procfault"
 	"github.com/storecheck/storecheck/reports"
 )
@@ -12,10 +14,10 @@ import (
 // The worker command is hidden from help, and refuses to run by hand.
 func TestWorkerCommandIsHidden(t *testing.T) {
 	_, stdout, _ := run(t, "help")
-	if strings.Contains(stdout, procfault.WorkerCommand) {
+	if strings.Contains(stdout, worker.Arg) {
 		t.Errorf("help lists the hidden worker command:\n%s", stdout)
 	}
-	code, _, stderr := run(t, procfault.WorkerCommand)
+	code, _, stderr := run(t, worker.Arg)
 	if code != ExitUsage || !strings.Contains(stderr, "not by hand") {
 		t.Errorf("by hand: want exit 2 and a usage line, got %d: %s", code, stderr)
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
+
+	workerproc "github.com/storecheck/storecheck/chaos/worker"
 )
 
 // Config sets the size of a run. Zero values mean the defaults.
@@ -32,10 +34,10 @@ type Config struct {
 	Processes int
 	Duration  time.Duration
 	Stall     time.Duration
-	// WorkerCommand starts one worker process; nil means the current
-	// executable (with -test.run=^$ when it is a test binary). The process
-	// must call MaybeWorker first thing.
-	WorkerCommand []string
+	// WorkerCommand starts the worker processes; nil means the running
+	// binary (worker.Self), which must call worker.Main with Role first
+	// thing.
+	WorkerCommand *workerproc.Command
 	// URL is the run-store URL worker processes open.
 	URL string
 

@@ -16,6 +16,6 @@
 //     worker id, as a restarted process would use — take the run over.
 //     Deterministic rounds, so each kind of takeover happens every run.
 //   - processes (RunProcesses): worker processes re-executing the current
-//     binary (see MaybeWorker) on the wall clock, sharing the database
+//     binary (see Role) on the wall clock, sharing the database
 //     file; the fault is SIGSTOP for longer than the lease, then SIGCONT.
 package leasestall

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	workerproc "github.com/storecheck/storecheck/chaos/worker"
+
 	"github.com/storecheck/storecheck/backends/runmutants"
 	"github.com/storecheck/storecheck/backends/runsqlite"
 	"github.com/storecheck/storecheck/linearizability/leases"
@@ -29,7 +31,7 @@ func openURL(ctx context.Context, url string) (runs.Store, error) {
 
 // TestMain lets this test binary serve as a worker process.
 func TestMain(m *testing.M) {
-	MaybeWorker(openURL)
+	workerproc.Main(workerproc.Roles{RoleName: Role(openURL)})
 	os.Exit(m.Run())
 }
 
@@ -138,7 +140,7 @@ func TestProcessesStallWorkersWithSIGSTOP(t *testing.T) {
 
 func TestProcessesNeedAWorkerBinary(t *testing.T) {
 	store := runs.NewReference()
-	_, err := RunProcesses(context.Background(), store, Config{Seed: 1, URL: "runs+memory:", WorkerCommand: []string{"/bin/echo", "hello"}})
+	_, err := RunProcesses(context.Background(), store, Config{Seed: 1, URL: "runs+memory:", WorkerCommand: &workerproc.Command{Path: "/bin/echo", Args: []string{"hello"}}})
 	if err == nil || !strings.Contains(err.Error(), "did not answer as a worker") {
 		t.Fatalf("want ErrNoWorkers naming the silent binary, got %v", err)
 	}

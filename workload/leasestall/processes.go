@@ -1,20 +1,15 @@
 package leasestall
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
+
+	workerproc "github.com/storecheck/storecheck/chaos/worker"
 
 	"github.com/storecheck/storecheck/linearizability/leases"
 	"github.com/storecheck/storecheck/model/runs"
@@ -33,13 +28,11 @@ const (
 
 // child is one worker process.
 type child struct {
-	cmd    *exec.Cmd
-	stdin  io.WriteCloser
-	ops    []leases.Op
-	stderr *limitedWriter
-	read   chan struct{} // closed when stdout is drained
-	ready  chan error
-	mu     sync.Mutex // guards ops
+	p     *workerproc.Process
+	ops   []leases.Op
+	read  chan struct{} // closed when its messages are drained
+	ready chan error
+	mu    sync.Mutex // guards ops
 }
 
 // RunProcesses runs the workload with cfg.Processes worker processes that
@@ -54,7 +47,7 @@ func RunProcesses(ctx context.Context, store runs.Store, cfg Config) (*Result, e
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if os.Getenv(WorkerEnv) == "1" {
+	if _, inside := workerproc.Args(); inside {
 		return nil, fmt.Errorf("%w: already inside a worker process", ErrNoWorkers)
 	}
 	_, found, err := raceCreates(ctx, store, cfg.Sessions, cfg.CreateClients, time.Now())
@@ -83,53 +76,38 @@ func RunProcesses(ctx context.Context, store runs.Store, cfg Config) (*Result, e
 	return res, nil
 }
 
-// workerCommand is the command line of a worker process.
-func workerCommand(cfg Config) ([]string, error) {
-	if len(cfg.WorkerCommand) > 0 {
-		return cfg.WorkerCommand, nil
+// workerCommand is how worker processes start.
+func workerCommand(cfg Config) (workerproc.Command, error) {
+	if cfg.WorkerCommand != nil {
+		return *cfg.WorkerCommand, nil
 	}
-	exe, err := os.Executable()
+	c, err := workerproc.Self()
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNoWorkers, err)
+		return c, fmt.Errorf("%w: %v", ErrNoWorkers, err)
 	}
-	if testing.Testing() {
-		// A test binary runs no tests; its TestMain calls MaybeWorker.
-		return []string{exe, "-test.run=^$"}, nil
-	}
-	return []string{exe}, nil
+	return c, nil
 }
 
 // startChildren starts every worker process and waits until each says it
 // is ready. Whatever was started is returned, for reap, even on error.
 func startChildren(ctx context.Context, cfg Config) ([]*child, error) {
-	argv, err := workerCommand(cfg)
+	cmd, err := workerCommand(cfg)
 	if err != nil {
 		return nil, err
 	}
 	var children []*child
 	for i := range cfg.Processes {
-		c := &child{read: make(chan struct{}), ready: make(chan error, 1), stderr: &limitedWriter{n: 64 << 10}}
-		c.cmd = exec.Command(argv[0], argv[1:]...)
-		c.cmd.Env = append(os.Environ(), WorkerEnv+"=1")
-		c.cmd.Stderr = c.stderr
-		stdout, err := c.cmd.StdoutPipe()
-		if err == nil {
-			c.stdin, err = c.cmd.StdinPipe()
-		}
-		if err == nil {
-			err = c.cmd.Start()
-		}
-		if err != nil {
-			return children, fmt.Errorf("%w: start %s: %v", ErrNoWorkers, argv[0], err)
-		}
-		children = append(children, c)
-		go c.collect(stdout)
 		conf := childConfig{URL: cfg.URL, Worker: fmt.Sprintf("proc-%d", i), Seed: cfg.Seed, Stream: uint64(i) + 1,
 			Lease: cfg.Lease, FirstClient: (i + 1) * 1_000_000, MaxOps: 100_000}
-		line, _ := json.Marshal(conf)
-		// A binary that is not a worker may exit before reading this; the
-		// wait for its first line below says so better than EPIPE would.
-		_, _ = c.stdin.Write(append(line, '\n'))
+		// Not the run's context: the parent stops its workers itself
+		// (stopChildren, reap), after a SIGCONT.
+		p, err := workerproc.Start(context.WithoutCancel(ctx), cmd, RoleName, conf)
+		if err != nil {
+			return children, fmt.Errorf("%w: %v", ErrNoWorkers, err)
+		}
+		c := &child{p: p, read: make(chan struct{}), ready: make(chan error, 1)}
+		children = append(children, c)
+		go c.collect()
 	}
 	timeout := time.NewTimer(readyTimeout)
 	defer timeout.Stop()
@@ -148,23 +126,22 @@ func startChildren(ctx context.Context, cfg Config) ([]*child, error) {
 	return children, nil
 }
 
-// collect reads a worker's lines until its stdout closes.
-func (c *child) collect(stdout io.Reader) {
+// collect reads a worker's messages until it exits.
+func (c *child) collect() {
 	defer close(c.read)
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
 	first := true
-	for sc.Scan() {
+	for m := range c.p.Events() {
 		var l childLine
-		err := json.Unmarshal(sc.Bytes(), &l)
+		err := m.Decode(&l)
 		switch {
-		case first && (err != nil || !l.Ready):
-			msg := l.Error
-			if err != nil || msg == "" {
-				msg = fmt.Sprintf("it did not answer as a worker (first line %.80q); does the binary call leasestall.MaybeWorker?", sc.Text())
+		case first && (err != nil || l.Type != "ready"):
+			var e struct {
+				Error string `json:"error"`
 			}
-			c.ready <- errors.New(msg)
-			io.Copy(io.Discard, stdout)
+			_ = m.Decode(&e)
+			c.ready <- fmt.Errorf("it did not answer as a worker (%s %s)", m.Type, e.Error)
+			for range c.p.Events() {
+			}
 			return
 		case first:
 			c.ready <- nil
@@ -176,7 +153,7 @@ func (c *child) collect(stdout io.Reader) {
 		first = false
 	}
 	if first {
-		c.ready <- fmt.Errorf("it exited without answering (stderr: %.200q)", c.stderr.String())
+		c.ready <- fmt.Errorf("it did not answer as a worker: %s", c.p.Status())
 	}
 }
 
@@ -186,8 +163,8 @@ func (c *child) collect(stdout io.Reader) {
 func stopChildren(children []*child) [][]leases.Op {
 	var out [][]leases.Op
 	for _, c := range children {
-		_ = c.cmd.Process.Signal(syscall.SIGCONT)
-		_ = c.stdin.Close()
+		_ = c.p.Signal(syscall.SIGCONT)
+		_ = c.p.CloseInput()
 	}
 	for _, c := range children {
 		select {
@@ -201,25 +178,17 @@ func stopChildren(children []*child) [][]leases.Op {
 	return out
 }
 
-// reap makes sure no worker outlives the run: it resumes, closes and kills
-// any still running, and waits for every one.
+// reap makes sure no worker outlives the run: it resumes and closes any
+// still running, kills those that do not stop in time, and reaps every one.
 func reap(children []*child) {
 	for _, c := range children {
-		_ = c.cmd.Process.Signal(syscall.SIGCONT)
-		if c.stdin != nil {
-			_ = c.stdin.Close()
-		}
-		done := make(chan struct{})
-		go func() {
-			_ = c.cmd.Wait()
-			close(done)
-		}()
+		_ = c.p.Signal(syscall.SIGCONT)
+		_ = c.p.CloseInput()
 		select {
-		case <-done:
+		case <-c.p.Exited():
 		case <-time.After(stopTimeout):
-			_ = c.cmd.Process.Kill()
-			<-done
 		}
+		c.p.Close()
 	}
 }
 
@@ -247,7 +216,7 @@ func (p *processRun) traffic(ctx context.Context, children []*child) error {
 		select {
 		case <-ctx.Done():
 			if stopped != nil {
-				_ = stopped.cmd.Process.Signal(syscall.SIGCONT)
+				_ = stopped.p.Signal(syscall.SIGCONT)
 			}
 			return ctx.Err()
 		case <-sweep.C:
@@ -261,21 +230,21 @@ func (p *processRun) traffic(ctx context.Context, children []*child) error {
 		}
 		switch {
 		case stopped != nil && !now.Before(resumeAt):
-			if err := stopped.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-				return fmt.Errorf("lease-stall: resume worker %d: %w", stopped.cmd.Process.Pid, err)
+			if err := stopped.p.Signal(syscall.SIGCONT); err != nil {
+				return fmt.Errorf("lease-stall: resume worker %d: %w", stopped.p.Pid(), err)
 			}
 			stopped, nextStall = nil, now.Add(p.cfg.Lease)
 		case stopped == nil && !now.Before(nextStall) && now.Add(p.cfg.Stall).Before(deadline):
 			c := children[p.rng.IntN(len(children))]
-			if err := c.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-				return fmt.Errorf("lease-stall: stop worker %d: %w", c.cmd.Process.Pid, err)
+			if err := c.p.Signal(syscall.SIGSTOP); err != nil {
+				return fmt.Errorf("lease-stall: stop worker %d: %w", c.p.Pid(), err)
 			}
 			stopped, resumeAt = c, now.Add(p.cfg.Stall)
 			p.stalls++
 		}
 	}
 	if stopped != nil {
-		_ = stopped.cmd.Process.Signal(syscall.SIGCONT)
+		_ = stopped.p.Signal(syscall.SIGCONT)
 	}
 	return nil
 }
@@ -296,27 +265,4 @@ func (p *processRun) supply(ctx context.Context, now time.Time) error {
 		}
 	}
 	return nil
-}
-
-// limitedWriter keeps the first n bytes written to it; it is safe to read
-// while the process still writes.
-type limitedWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-	n   int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if k := min(len(p), l.n-l.buf.Len()); k > 0 {
-		l.buf.Write(p[:k])
-	}
-	return len(p), nil
-}
-
-func (l *limitedWriter) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
 }
