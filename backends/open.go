@@ -74,8 +74,10 @@ func Schemes() []Scheme {
 			Name:        libsql.ReplicaScheme,
 			Example:     "libsql+replica:/tmp/replica.db?primary=http://127.0.0.1:8080&sync_interval=200ms",
 			Description: "libSQL embedded replica (go-libsql, cgo) of an sqld primary: loads from the replica, commits on the primary; without primary= storecheck starts sqld (sqld=BIN, $SQLD, PATH, else image=); the token comes from $LIBSQL_AUTH_TOKEN or token_env=NAME.",
-			Validate:    libsql.ValidateReplica,
-			Open:        libsql.OpenReplica,
+			Validate:    validateReplica,
+			Open: func(ctx context.Context, rest string, cfg model.Config) (model.Store, error) {
+				return libsql.OpenReplica(ctx, rest, cfg, ReplicaWriters)
+			},
 		},
 		{
 			Name:        lagsim.Scheme,
@@ -189,4 +191,28 @@ func openMemory(_ context.Context, rest string, cfg model.Config) (model.Store, 
 		return nil, err
 	}
 	return model.NewReference(cfg), nil
+}
+
+// ReplicaWriters looks up the deliberately broken writers a
+// libsql+replica URL may name with mutant=.
+func ReplicaWriters(name string) (libsql.Writer, error) {
+	w, err := mutants.ReplicaWriter(name)
+	if err != nil {
+		return nil, err
+	}
+	return libsql.Writer(w), nil
+}
+
+// validateReplica checks a libsql+replica URL, its mutant= included.
+func validateReplica(rest string) error {
+	t, err := libsql.ParseReplicaURL(rest)
+	if err != nil {
+		return err
+	}
+	if t.Mutant != "" {
+		if _, err := mutants.ReplicaBreaks(t.Mutant); err != nil {
+			return fmt.Errorf("%s: mutant: %w", libsql.ReplicaScheme, err)
+		}
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/lagsim"
 	"github.com/storecheck/storecheck/backends/libsql"
 	"github.com/storecheck/storecheck/model"
@@ -94,10 +95,17 @@ func libsqlTarget(ctx context.Context, rest, logDir string) (Target, error) {
 		}
 		where, stop = "an sqld this run started: "+server.Describe(), server.Close
 	}
+	if t.Mutant != "" {
+		where += "; mutant " + t.Mutant
+	}
 	return Target{
 		Kind: "libSQL embedded replicas (go-libsql) on " + where, Top: t.SyncInterval, Jitter: t.Jitter, Close: stop,
 		Open: func(ctx context.Context, lag time.Duration, seed uint64) (Cluster, error) {
-			c, err := libsql.OpenReplicaCluster(ctx, t, model.DefaultConfig(), libsql.ClusterOptions{Primary: t.Primary, Server: server, Interval: lag, Seed: seed})
+			opt, err := t.ClusterOptions(server, lag, seed, backends.ReplicaWriters)
+			if err != nil {
+				return nil, err
+			}
+			c, err := libsql.OpenReplicaCluster(ctx, t, model.DefaultConfig(), opt)
 			if err != nil {
 				return nil, err
 			}

@@ -67,11 +67,9 @@ type ClusterOptions struct {
 	// jitter.
 	Interval time.Duration
 	Seed     uint64
-	// Variant, when set, changes the statements and hooks of every
-	// client's store: a deliberately broken writer (package mutants); nil
-	// for the real backend. local is the client's embedded replica, whose
-	// plain reads are served locally.
-	Variant func(local *sql.DB) (sqlstore.Statements, sqlstore.Hooks)
+	// Writer, when set, is a deliberately broken writer (see Writer); nil
+	// for the real backend.
+	Writer Writer
 }
 
 // OpenReplicaCluster connects to the primary, creates the six tables
@@ -173,13 +171,19 @@ func (c *ReplicaCluster) newReplicaAt(ctx context.Context, name string, stream u
 	if err != nil {
 		return nil, err
 	}
+	var writer model.Store = local
+	if c.opt.Writer != nil {
+		if writer, err = c.opt.Writer(ctx, local, local.DB(), c.cfg); err != nil {
+			return nil, errors.Join(err, local.Close())
+		}
+	}
 	st, err := replica.New(ctx, replica.Config{
 		// Writes go where go-libsql sends them: every statement of a
 		// transaction on an embedded replica is delegated to the primary
 		// and runs there, so the compare-and-swap is decided on the
 		// primary's state; with read-your-writes the replica then syncs
 		// before the statement returns (WriterSyncs).
-		Name: ReplicaScheme, Replica: name, Primary: local, Reader: local, Authority: c.primary, Sync: sync,
+		Name: ReplicaScheme, Replica: name, Primary: writer, Reader: local, Authority: c.primary, Sync: sync,
 		Schedule:       c.target.Schedule(c.opt.Interval, c.opt.Seed, stream),
 		ReadYourWrites: c.target.ReadYourWrites, WriterSyncs: true,
 		Closers: append(closers, func() error { return c.forget(name, path) }),
@@ -209,12 +213,7 @@ func (c *ReplicaCluster) openEmbedded(ctx context.Context, name, path, via strin
 		return nil, nil, c.scrub(fmt.Errorf("%s: replica %s: %w", ReplicaScheme, name, sqlstore.OneLine(err)))
 	}
 	db := sql.OpenDB(conn) // closing db closes the connector
-	o := sqlstore.Options{Name: ReplicaScheme + " replica " + name, SkipSchema: true}
-	if c.opt.Variant != nil {
-		st, hooks := c.opt.Variant(db)
-		o.Statements, o.Hooks = &st, hooks
-	}
-	store, err := sqlstore.New(ctx, db, c.cfg, o)
+	store, err := sqlstore.New(ctx, db, c.cfg, sqlstore.Options{Name: ReplicaScheme + " replica " + name, SkipSchema: true})
 	if err != nil {
 		return nil, nil, errors.Join(c.scrub(err), db.Close())
 	}

@@ -20,6 +20,7 @@ type ClusterOptions struct {
 	Server   *Primary
 	Interval time.Duration
 	Seed     uint64
+	Writer   Writer
 }
 
 func errNoCgo() error {
@@ -32,7 +33,9 @@ func OpenReplicaCluster(context.Context, ReplicaTarget, model.Config, ClusterOpt
 }
 
 // OpenReplica fails without cgo.
-func OpenReplica(context.Context, string, model.Config) (model.Store, error) { return nil, errNoCgo() }
+func OpenReplica(context.Context, string, model.Config, WriterLookup) (model.Store, error) {
+	return nil, errNoCgo()
+}
 
 // The methods below exist so that code using a cluster builds without cgo;
 // no cluster can be opened.

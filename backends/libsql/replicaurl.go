@@ -49,6 +49,9 @@ type ReplicaTarget struct {
 	Net   string
 	Delay time.Duration
 	Auth  bool
+	// Mutant names a deliberately broken writer (package mutants); ""
+	// for the real backend.
+	Mutant string
 }
 
 // Where a started primary listens (ReplicaTarget.Net).
@@ -118,6 +121,11 @@ func (t *ReplicaTarget) set(k, v string) error {
 		}
 	case "sqld":
 		t.SQLD = v
+	case "mutant":
+		t.Mutant = v
+		if v == "" {
+			err = errors.New("must name a replica mutant")
+		}
 	case "net":
 		t.Net = v
 		if v != NetAuto && v != NetLoopback && v != NetNamespace {
@@ -140,7 +148,7 @@ func (t *ReplicaTarget) set(k, v string) error {
 	case "image":
 		t.Image = v
 	default:
-		err = errors.New("unknown parameter (known: primary, sync_interval, jitter, read_your_writes, token_env, sqld, image, net, delay, auth)")
+		err = errors.New("unknown parameter (known: primary, sync_interval, jitter, read_your_writes, token_env, sqld, image, net, delay, auth, mutant)")
 		for _, w := range secretWords() {
 			if strings.Contains(strings.ToLower(k), w) {
 				err = errors.New("looks like a credential: put it in an environment variable and name it with token_env=NAME; storecheck never reads a secret from a URL")

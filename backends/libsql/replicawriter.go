@@ -1,0 +1,46 @@
+package libsql
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/storecheck/storecheck/backends/sqlstore"
+	"github.com/storecheck/storecheck/model"
+)
+
+// Writer builds the store a client writes through from its store on the
+// embedded replica (local) and the replica's database, whose plain reads
+// are served locally: a deliberately broken writer (package mutants has
+// them). The real backend writes through local.
+type Writer func(ctx context.Context, local *sqlstore.Store, db *sql.DB, cfg model.Config) (model.Store, error)
+
+// WriterLookup finds the writer a URL's mutant= names (package mutants
+// has them); nil means the URL may name none.
+type WriterLookup func(name string) (Writer, error)
+
+// writer looks the URL's mutant up; nil for the real backend.
+func (t ReplicaTarget) writer(writers WriterLookup) (Writer, error) {
+	if t.Mutant == "" {
+		return nil, nil
+	}
+	if writers == nil {
+		return nil, fmt.Errorf("%s: mutant=%s: no mutants here", ReplicaScheme, t.Mutant)
+	}
+	w, err := writers(t.Mutant)
+	if err != nil {
+		return nil, fmt.Errorf("%s: mutant: %w", ReplicaScheme, err)
+	}
+	return w, nil
+}
+
+// ClusterOptions returns the options of a cluster on t's primary (or on
+// server, when storecheck started it), syncing every interval, seeded
+// with seed, with t's mutant looked up in writers.
+func (t ReplicaTarget) ClusterOptions(server *Primary, interval time.Duration, seed uint64, writers WriterLookup) (ClusterOptions, error) {
+	opt := ClusterOptions{Primary: t.Primary, Server: server, Interval: interval, Seed: seed}
+	var err error
+	opt.Writer, err = t.writer(writers)
+	return opt, err
+}
