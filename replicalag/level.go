@@ -96,6 +96,9 @@ func runPhase(ctx context.Context, t Target, cfg *Config, ph phase) (res *LevelR
 	}
 	res = measure(h, rep, clients)
 	res.Name, res.Lag, res.TrafficMS = ph.name, ph.lag, traffic.Milliseconds()
+	broken, notes := converge(ctx, cl, names)
+	res.addViolations(guaranteeConvergence, broken)
+	res.Notes = append(res.Notes, notes...)
 	if inj != nil {
 		res.Faults, res.Notes = inj.log, append(res.Notes, inj.notes...)
 	}

@@ -58,6 +58,23 @@ type LevelResult struct {
 	Notes []string `json:"notes,omitempty"`
 }
 
+// addViolations records violations of a check outside the history
+// checker: the verdict becomes Illegal and the guarantee is named.
+func (r *LevelResult) addViolations(guarantee string, violations []string) {
+	if len(violations) == 0 {
+		return
+	}
+	r.Verdict = linearizability.Illegal
+	if !slices.Contains(r.Guarantees, guarantee) {
+		r.Guarantees = append(r.Guarantees, guarantee)
+	}
+	for _, v := range violations {
+		if len(r.Violations) < maxShownViolations {
+			r.Violations = append(r.Violations, v)
+		}
+	}
+}
+
 // maxShownViolations caps LevelResult.Violations.
 const maxShownViolations = 5
 
