@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/storecheck/storecheck/backends/libsql"
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/model"
 )
@@ -52,4 +53,22 @@ type Target struct {
 	// Close releases what the target holds across levels (a server it
 	// started); nil when nothing.
 	Close func() error
+	// Faults are the faults its clusters take in the fault phase, in plan
+	// order (see Faults).
+	Faults []string
+}
+
+// PrimaryPauser is a cluster whose primary can be frozen (SIGSTOP) and
+// thawed.
+type PrimaryPauser interface {
+	PausePrimary(ctx context.Context) error
+	ResumePrimary(ctx context.Context) error
+}
+
+// ReplicaCrasher is a cluster that can run a replica client in a process
+// of its own, kill that process mid-sync and reopen its file here.
+type ReplicaCrasher interface {
+	StartReplicaProcess(ctx context.Context, name string) error
+	KillReplicaProcess(ctx context.Context, name string, delay time.Duration) (int64, error)
+	ReopenReplica(ctx context.Context, name string, stream uint64) (*libsql.ReopenedReplica, error)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/storecheck/storecheck/backends/libsql"
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/model"
 )
@@ -70,5 +72,43 @@ func TestConverge(t *testing.T) {
 	delete(silent.pos, "r0")
 	if v, _ := converge(ctx, silent, []string{"r0", "r1"}); len(v) != 1 || !strings.Contains(v[0], "no replication position") {
 		t.Errorf("a replica without a position: %v", v)
+	}
+}
+
+// crasher reopens replicas as the test says.
+type crasher struct{ r *libsql.ReopenedReplica }
+
+func (c crasher) StartReplicaProcess(context.Context, string) error { return nil }
+func (c crasher) KillReplicaProcess(context.Context, string, time.Duration) (int64, error) {
+	return c.r.Killed, nil
+}
+func (c crasher) ReopenReplica(context.Context, string, uint64) (*libsql.ReopenedReplica, error) {
+	return c.r, nil
+}
+
+// TestReopenedReplicaChecks: a reopened replica's file must pass its
+// integrity check and must not be behind what its dead process reported,
+// unless the primary restarted meanwhile.
+func TestReopenedReplicaChecks(t *testing.T) {
+	cases := []struct {
+		r    libsql.ReopenedReplica
+		want string
+	}{
+		{libsql.ReopenedReplica{Integrity: "ok", Killed: 9, Resumed: 9, Comparable: true}, ""},
+		{libsql.ReopenedReplica{Integrity: "*** in database main ***\nPage 3: btreeInitPage() returns error code 11", Killed: 9, Resumed: 9, Comparable: true}, "replica integrity"},
+		{libsql.ReopenedReplica{Integrity: "ok", Killed: 9, Resumed: 4, Comparable: true}, "replica monotonic"},
+		{libsql.ReopenedReplica{Integrity: "ok", Killed: 9, Resumed: 4, Comparable: false}, ""},
+	}
+	for _, c := range cases {
+		in := &injector{}
+		if err := in.reopen(context.Background(), crasher{&c.r}, "rx"); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case c.want == "" && len(in.broken) > 0:
+			t.Errorf("%+v: flagged %v", c.r, in.broken)
+		case c.want != "" && (len(in.broken) != 1 || !strings.HasPrefix(in.broken[0], c.want)):
+			t.Errorf("%+v: want %s, got %v", c.r, c.want, in.broken)
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -19,7 +20,33 @@ const (
 	FaultStall = "stall-replica" // a replica stops syncing for a window
 	FaultCut   = "cut-replica"   // a client loses its link to the primary
 	FaultKill  = "kill-primary"  // the primary is killed, then restarted
+	FaultPause = "pause-primary" // the primary is frozen (SIGSTOP), then thawed
+	// FaultCrashReplica kills a replica client's process while it syncs
+	// and reopens its file here.
+	FaultCrashReplica = "crash-replica"
 )
+
+// crashedReplica names the replica client of the crash-replica fault: it
+// runs beside the traffic's clients, in a process of its own.
+const crashedReplica = "rx"
+
+// Faults lists the faults a cluster can take, in plan order.
+func Faults(cl any) []string {
+	out := []string{FaultStall}
+	if _, ok := cl.(Faulter); ok {
+		out = append(out, FaultCut)
+	}
+	if _, ok := cl.(ReplicaCrasher); ok {
+		out = append(out, FaultCrashReplica)
+	}
+	if _, ok := cl.(PrimaryPauser); ok {
+		out = append(out, FaultPause)
+	}
+	if _, ok := cl.(Faulter); ok {
+		out = append(out, FaultKill)
+	}
+	return out
+}
 
 // faultStep is one fault of the plan: what, on which replica, when after
 // the phase starts, for how long.
@@ -33,19 +60,29 @@ type faultStep struct {
 // faultTail is how long the traffic goes on after the last fault healed.
 const faultTail = 300 * time.Millisecond
 
-// faultPlan draws the fault phase's plan from the seed: a stalled replica,
-// a cut client and a killed primary, overlapping a little, each with a
-// seeded start and length.
-func faultPlan(seed uint64, replicas []string) []faultStep {
+// faultPlan draws the fault phase's plan from the seed, for the faults
+// the cluster can take (Faults): a stalled replica, a cut client, a
+// replica client killed mid-sync and reopened, a frozen primary and a
+// killed one, overlapping a little, each with a seeded start and length.
+// Every draw is made whichever faults are planned, so that one seed gives
+// the same times on every backend.
+func faultPlan(seed uint64, replicas, faults []string) []faultStep {
 	rng := rand.New(rand.NewPCG(seed, stream(0, 0, useFaults)))
 	ms := func(lo, spread int) time.Duration { return time.Duration(lo+rng.IntN(spread)) * time.Millisecond }
-	stalled := replicas[rng.IntN(len(replicas))]
-	cut := replicas[rng.IntN(len(replicas))]
-	return []faultStep{
-		{Fault: FaultStall, Target: stalled, At: ms(100, 100), For: ms(400, 200)},
-		{Fault: FaultCut, Target: cut, At: ms(300, 100), For: ms(400, 200)},
-		{Fault: FaultKill, Target: "primary", At: ms(1000, 100), For: ms(250, 100)},
+	all := []faultStep{
+		{Fault: FaultStall, Target: replicas[rng.IntN(len(replicas))], At: ms(100, 100), For: ms(400, 200)},
+		{Fault: FaultCut, Target: replicas[rng.IntN(len(replicas))], At: ms(300, 100), For: ms(400, 200)},
+		{Fault: FaultCrashReplica, Target: crashedReplica, At: ms(500, 200), For: ms(50, 100)},
+		{Fault: FaultPause, Target: "primary", At: ms(1000, 100), For: ms(300, 200)},
+		{Fault: FaultKill, Target: "primary", At: ms(1700, 100), For: ms(250, 100)},
 	}
+	var plan []faultStep
+	for _, s := range all {
+		if slices.Contains(faults, s.Fault) {
+			plan = append(plan, s)
+		}
+	}
+	return plan
 }
 
 // planEnd is when the last fault of plan has healed.
@@ -63,10 +100,13 @@ type injector struct {
 	cluster  Cluster
 	replicas map[string]*replica.Store
 	now      func() int64
+	seed     uint64
 
-	mu    sync.Mutex
-	log   []reports.Fault
-	notes []string
+	mu       sync.Mutex
+	log      []reports.Fault
+	notes    []string
+	reopened []*replica.Store // replicas reopened after their process was killed
+	broken   []string         // what the reopened replicas showed wrong
 }
 
 // run injects every step of plan at its time after start, heals it after
@@ -121,6 +161,22 @@ func (in *injector) actions(s faultStep) (inject, heal func(context.Context) err
 		return func(context.Context) error { r.StallSyncs(); return nil },
 			func(context.Context) error { r.ResumeSyncs(); return nil }, nil
 	}
+	if s.Fault == FaultPause {
+		p, ok := in.cluster.(PrimaryPauser)
+		if !ok {
+			return nil, nil, fmt.Errorf("this cluster cannot pause its primary")
+		}
+		return p.PausePrimary, p.ResumePrimary, nil
+	}
+	if s.Fault == FaultCrashReplica {
+		c, ok := in.cluster.(ReplicaCrasher)
+		if !ok {
+			return nil, nil, fmt.Errorf("this cluster cannot run replicas in processes")
+		}
+		delay := time.Duration(rand.New(rand.NewPCG(in.seed, stream(0, 1, useFaults))).IntN(3000)) * time.Microsecond
+		return func(ctx context.Context) error { _, err := c.KillReplicaProcess(ctx, s.Target, delay); return err },
+			func(ctx context.Context) error { return in.reopen(ctx, c, s.Target) }, nil
+	}
 	f, ok := in.cluster.(Faulter)
 	if !ok {
 		return nil, nil, fmt.Errorf("this cluster cannot inject it")
@@ -133,6 +189,30 @@ func (in *injector) actions(s faultStep) (inject, heal func(context.Context) err
 		return f.KillPrimary, f.RestartPrimary, nil
 	}
 	return nil, nil, fmt.Errorf("unknown fault")
+}
+
+// reopen opens the killed replica process's file here and checks what it
+// holds: an intact file (SQLite's integrity check), and, unless the
+// primary restarted meanwhile, a position no lower than the one the dead
+// process reported (a replica never goes back).
+func (in *injector) reopen(ctx context.Context, c ReplicaCrasher, name string) error {
+	r, err := c.ReopenReplica(ctx, name, stream(0, 2, useFaults))
+	if err != nil {
+		return err
+	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.reopened = append(in.reopened, r.Store)
+	if r.Integrity != "ok" {
+		in.broken = append(in.broken, fmt.Sprintf("replica integrity: replica %s's file after its process was killed mid-sync: integrity check says %q", name, r.Integrity))
+	}
+	if r.Comparable && r.Resumed < r.Killed {
+		in.broken = append(in.broken, fmt.Sprintf("replica monotonic: replica %s's process reported position %d before it was killed; reopened, the replica is at %d", name, r.Killed, r.Resumed))
+	}
+	if !r.Comparable {
+		in.notes = append(in.notes, fmt.Sprintf("replica %s: the primary restarted while its process was down, so its positions before and after are not comparable", name))
+	}
+	return nil
 }
 
 func (in *injector) note(format string, a ...any) {

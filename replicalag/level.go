@@ -67,8 +67,12 @@ func runPhase(ctx context.Context, t Target, cfg *Config, ph phase) (res *LevelR
 	var inj *injector
 	var wg sync.WaitGroup
 	if ph.faults {
-		inj = &injector{cluster: cl, replicas: replicas, now: rec.Now}
-		plan := faultPlan(cfg.Seed, names)
+		plan := faultPlan(cfg.Seed, names, t.Faults)
+		if err := startProcesses(ctx, cl, plan); err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", errNotOpened, ph.name, err)
+		}
+		inj = &injector{cluster: cl, replicas: replicas, now: rec.Now, seed: cfg.Seed}
+		start = time.Now()
 		deadline = start.Add(min(ph.time, planEnd(plan)+faultTail))
 		wg.Go(func() { inj.run(ctx, start, plan) })
 	}
@@ -85,6 +89,12 @@ func runPhase(ctx context.Context, t Target, cfg *Config, ph phase) (res *LevelR
 		return nil, fmt.Errorf("replicalag: %s stopped: %w", ph.name, err)
 	}
 
+	checked := names
+	if inj != nil {
+		for _, r := range inj.reopened {
+			stores, checked = append(stores, r), append(checked, r.Name())
+		}
+	}
 	h, err := heal(ctx, rec, stores, execs)
 	if err != nil {
 		return nil, fmt.Errorf("replicalag: %s: %w", ph.name, err)
@@ -96,11 +106,15 @@ func runPhase(ctx context.Context, t Target, cfg *Config, ph phase) (res *LevelR
 	}
 	res = measure(h, rep, clients)
 	res.Name, res.Lag, res.TrafficMS = ph.name, ph.lag, traffic.Milliseconds()
-	broken, notes := converge(ctx, cl, names)
+	broken, notes := converge(ctx, cl, checked)
 	res.addViolations(guaranteeConvergence, broken)
 	res.Notes = append(res.Notes, notes...)
 	if inj != nil {
 		res.Faults, res.Notes = inj.log, append(res.Notes, inj.notes...)
+		for _, b := range inj.broken {
+			guarantee, _, _ := strings.Cut(b, ":")
+			res.addViolations(guarantee, []string{b})
+		}
 	}
 	if cfg.OutDir != "" {
 		if err := writeArtifacts(ctx, filepath.Join(cfg.OutDir, ph.name), h, rep, res.Faults, cfg.CheckTimeout); err != nil {
@@ -108,6 +122,24 @@ func runPhase(ctx context.Context, t Target, cfg *Config, ph phase) (res *LevelR
 		}
 	}
 	return res, nil
+}
+
+// startProcesses starts the replica clients that run in processes of their
+// own for the plan's crash-replica fault.
+func startProcesses(ctx context.Context, cl Cluster, plan []faultStep) error {
+	for _, s := range plan {
+		if s.Fault != FaultCrashReplica {
+			continue
+		}
+		c, ok := cl.(ReplicaCrasher)
+		if !ok {
+			return fmt.Errorf("the plan kills a replica process, and this cluster runs none")
+		}
+		if err := c.StartReplicaProcess(ctx, s.Target); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // heal syncs every replica, takes the primary's heal reads, then each

@@ -153,7 +153,7 @@ func Digest(t Target, cfg Config) string {
 		}
 	}
 	if cfg.Faults {
-		for _, s := range faultPlan(cfg.Seed, names) {
+		for _, s := range faultPlan(cfg.Seed, names, t.Faults) {
 			h.Write([]byte(s.Fault + "/" + s.Target))
 			put(int64(s.At))
 			put(int64(s.For))

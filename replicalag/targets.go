@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/lagsim"
 	"github.com/storecheck/storecheck/backends/libsql"
+	"github.com/storecheck/storecheck/chaos/worker"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -50,7 +52,7 @@ func lagsimTarget(rest string) (Target, error) {
 		kind += "; mutant " + t.Mutant
 	}
 	return Target{
-		Kind: kind, Simulation: true, Top: t.Lag, Jitter: t.Jitter,
+		Kind: kind, Simulation: true, Top: t.Lag, Jitter: t.Jitter, Faults: Faults(lagsimCluster{}),
 		Open: func(ctx context.Context, lag time.Duration, seed uint64) (Cluster, error) {
 			opt := t.Options
 			opt.Lag, opt.Seed = lag, seed // the run's seed, not the URL's
@@ -98,12 +100,23 @@ func libsqlTarget(ctx context.Context, rest, logDir string) (Target, error) {
 	if t.Mutant != "" {
 		where += "; mutant " + t.Mutant
 	}
+	faults := []string{FaultStall, FaultCut}
+	if server != nil {
+		faults = Faults(&libsql.ReplicaCluster{})
+	}
+	workers, werr := worker.Self()
+	if werr != nil {
+		faults = slices.DeleteFunc(faults, func(f string) bool { return f == FaultCrashReplica })
+	}
 	return Target{
-		Kind: "libSQL embedded replicas (go-libsql) on " + where, Top: t.SyncInterval, Jitter: t.Jitter, Close: stop,
+		Kind: "libSQL embedded replicas (go-libsql) on " + where, Top: t.SyncInterval, Jitter: t.Jitter, Close: stop, Faults: faults,
 		Open: func(ctx context.Context, lag time.Duration, seed uint64) (Cluster, error) {
 			opt, err := t.ClusterOptions(server, lag, seed, backends.ReplicaWriters)
 			if err != nil {
 				return nil, err
+			}
+			if werr == nil {
+				opt.Workers = &workers
 			}
 			c, err := libsql.OpenReplicaCluster(ctx, t, model.DefaultConfig(), opt)
 			if err != nil {

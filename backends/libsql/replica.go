@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	golibsql "github.com/tursodatabase/go-libsql"
@@ -19,6 +20,7 @@ import (
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/backends/sqlstore"
+	"github.com/storecheck/storecheck/chaos/worker"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -44,8 +46,10 @@ type ReplicaCluster struct {
 
 	mu        sync.Mutex
 	members   map[string]*replicaMember
+	procs     map[string]*replicaProcess // replica clients in processes of their own
 	closed    bool
-	positions sync.Map // replica name → int64 frame number of its last sync
+	positions sync.Map     // replica name → int64 frame number of its last sync
+	restarted atomic.Int64 // primary restarts so far
 }
 
 // replicaMember is one client's replica store and link.
@@ -70,13 +74,16 @@ type ClusterOptions struct {
 	// Writer, when set, is a deliberately broken writer (see Writer); nil
 	// for the real backend.
 	Writer Writer
+	// Workers starts worker processes (the replica-process fault); nil
+	// means the cluster starts none.
+	Workers *worker.Command
 }
 
 // OpenReplicaCluster connects to the primary, creates the six tables
 // there, empties them, and makes a folder for the replica files next to
 // t.Path.
 func OpenReplicaCluster(ctx context.Context, t ReplicaTarget, cfg model.Config, opt ClusterOptions) (*ReplicaCluster, error) {
-	c := &ReplicaCluster{target: t, cfg: cfg, opt: opt, token: t.Token(), url: opt.Primary, members: map[string]*replicaMember{}}
+	c := &ReplicaCluster{target: t, cfg: cfg, opt: opt, token: t.Token(), url: opt.Primary, members: map[string]*replicaMember{}, procs: map[string]*replicaProcess{}}
 	if opt.Server != nil {
 		c.url, c.token = opt.Server.URL(), opt.Server.Token()
 	}
@@ -149,8 +156,11 @@ func (c *ReplicaCluster) newReplicaAt(ctx context.Context, name string, stream u
 	if _, dup := c.members[name]; dup {
 		return nil, fmt.Errorf("%s: replica %s exists", ReplicaScheme, name)
 	}
-	m := &replicaMember{}
-	var closers []func() error
+	m, via, err := c.link(name)
+	if err != nil {
+		return nil, err
+	}
+	closers := []func() error{m.closeLink}
 	defer func() {
 		if err != nil {
 			for i := len(closers) - 1; i >= 0; i-- {
@@ -158,15 +168,6 @@ func (c *ReplicaCluster) newReplicaAt(ctx context.Context, name string, stream u
 			}
 		}
 	}()
-	via := c.url
-	if u, perr := url.Parse(c.url); perr == nil && u.Scheme == "http" {
-		if m.proxy, err = sqld.NewProxy(hostPort(u)); err != nil {
-			return nil, err
-		}
-		m.drop = sqld.NewDropRule(m.proxy.Port())
-		closers = append(closers, m.proxy.Close, func() error { return m.drop.Remove(context.Background()) })
-		via = "http://" + m.proxy.Addr()
-	}
 	local, sync, err := c.openEmbedded(ctx, name, path, via)
 	if err != nil {
 		return nil, err
@@ -195,6 +196,30 @@ func (c *ReplicaCluster) newReplicaAt(ctx context.Context, name string, stream u
 	m.store, m.local = st, local
 	c.members[name] = m
 	return st, nil
+}
+
+// link gives client name a link of its own to the primary, a loopback
+// proxy that a fault can cut, and returns the member and the URL to reach
+// the primary through it (the primary's own when it is not plain http).
+func (c *ReplicaCluster) link(name string) (*replicaMember, string, error) {
+	m := &replicaMember{}
+	u, err := url.Parse(c.url)
+	if err != nil || u.Scheme != "http" {
+		return m, c.url, nil
+	}
+	if m.proxy, err = sqld.NewProxy(hostPort(u)); err != nil {
+		return nil, "", fmt.Errorf("%s: link of %s: %w", ReplicaScheme, name, err)
+	}
+	m.drop = sqld.NewDropRule(m.proxy.Port())
+	return m, "http://" + m.proxy.Addr(), nil
+}
+
+// closeLink removes the member's proxy and rule.
+func (m *replicaMember) closeLink() error {
+	if m.proxy == nil {
+		return nil
+	}
+	return errors.Join(m.proxy.Close(), m.drop.Remove(context.Background()))
 }
 
 // openEmbedded opens go-libsql's embedded replica at path, syncing from
@@ -304,7 +329,41 @@ func (c *ReplicaCluster) RestartPrimary(ctx context.Context) error {
 	if c.opt.Server == nil {
 		return fmt.Errorf("%s: the primary was given by URL; storecheck restarts only what it started", ReplicaScheme)
 	}
+	c.restarted.Add(1)
 	return c.opt.Server.Restart(ctx)
+}
+
+// restarts counts the primary's restarts so far.
+func (c *ReplicaCluster) restarts() int { return int(c.restarted.Load()) }
+
+// PausePrimary freezes the primary storecheck started (SIGSTOP): its
+// sockets stay open and nothing answers. ResumePrimary thaws it.
+func (c *ReplicaCluster) PausePrimary(ctx context.Context) error {
+	p, err := c.pauser()
+	if err != nil {
+		return err
+	}
+	return p.Pause(ctx)
+}
+
+// ResumePrimary ends PausePrimary.
+func (c *ReplicaCluster) ResumePrimary(ctx context.Context) error {
+	p, err := c.pauser()
+	if err != nil {
+		return err
+	}
+	return p.Resume(ctx)
+}
+
+func (c *ReplicaCluster) pauser() (sqld.Pauser, error) {
+	if c.opt.Server == nil {
+		return nil, fmt.Errorf("%s: the primary was given by URL; storecheck pauses only what it started", ReplicaScheme)
+	}
+	p, ok := c.opt.Server.Server.(sqld.Pauser)
+	if !ok {
+		return nil, fmt.Errorf("%s: %s cannot be paused", ReplicaScheme, c.opt.Server.Provider)
+	}
+	return p, nil
 }
 
 // Close closes every client still open (removing its files, proxy and
@@ -321,8 +380,14 @@ func (c *ReplicaCluster) Close() error {
 	for _, m := range c.members {
 		open = append(open, m.store)
 	}
+	procs := c.procs
+	c.procs = nil
 	c.mu.Unlock()
 	var errs []error
+	for _, rp := range procs {
+		rp.proc.Close()
+		errs = append(errs, rp.member.closeLink())
+	}
 	for _, s := range open {
 		errs = append(errs, s.Close())
 	}

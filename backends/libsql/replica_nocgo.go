@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/backends/replica"
+	"github.com/storecheck/storecheck/chaos/worker"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -21,6 +22,7 @@ type ClusterOptions struct {
 	Interval time.Duration
 	Seed     uint64
 	Writer   Writer
+	Workers  *worker.Command
 }
 
 func errNoCgo() error {
@@ -49,3 +51,6 @@ func (*ReplicaCluster) HealReplica(context.Context, string) error { return errNo
 func (*ReplicaCluster) KillPrimary(context.Context) error         { return errNoCgo() }
 func (*ReplicaCluster) RestartPrimary(context.Context) error      { return errNoCgo() }
 func (*ReplicaCluster) Close() error                              { return nil }
+
+// ReplicaSyncWorker fails without cgo.
+func ReplicaSyncWorker(context.Context, *worker.Child) error { return errNoCgo() }
