@@ -1,0 +1,15 @@
+package scenarios
+
+import (
+	"os"
+	"testing"
+
+	"github.com/storecheck/storecheck/chaos/worker"
+)
+
+// TestMain lets this test binary be the worker processes its scenarios
+// start, as the storecheck binary's main does.
+func TestMain(m *testing.M) {
+	worker.Main(WorkerRoles())
+	os.Exit(m.Run())
+}
