@@ -47,15 +47,31 @@ type Target struct {
 	Top time.Duration
 	// Jitter is the replicas' sync jitter, for the schedule digest.
 	Jitter float64
-	// Open opens a fresh, empty cluster whose replicas sync every lag
-	// (give or take their jitter), seeded with seed.
-	Open func(ctx context.Context, lag time.Duration, seed uint64) (Cluster, error)
+	// Open opens a fresh, empty cluster at level lvl, seeded with seed.
+	Open func(ctx context.Context, lvl Level, seed uint64) (Cluster, error)
 	// Close releases what the target holds across levels (a server it
 	// started); nil when nothing.
 	Close func() error
 	// Faults are the faults its clusters take in the fault phase, in plan
 	// order (see Faults).
 	Faults []string
+	// Links are the link rates (bits per second) of the sweep's link
+	// levels (Level.Link); none where the target cannot slow its link.
+	Links []int64
+	// Servers are the servers it runs on, as they describe themselves.
+	Servers []string
+}
+
+// Level is what a cluster is opened for.
+type Level struct {
+	// Lag is the replicas' mean sync interval (give or take their
+	// jitter); 0 syncs before every read.
+	Lag time.Duration
+	// Link, when set, slows the link between the replicas and the primary
+	// to that many bits per second (a real token bucket in the kernel).
+	Link int64
+	// Label names the level in the server's log file.
+	Label string
 }
 
 // PrimaryPauser is a cluster whose primary can be frozen (SIGSTOP) and

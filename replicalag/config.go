@@ -141,6 +141,19 @@ func (c Config) normalize(t Target) (Config, error) {
 // perLevel is the updates each level runs.
 func (c Config) perLevel() int { return max(c.Updates/len(c.Levels), c.Clients) }
 
+// LinkLabel names a link level: "link_4mbit".
+func LinkLabel(rate int64) string {
+	if rate%1_000_000 == 0 {
+		return fmt.Sprintf("link_%dmbit", rate/1_000_000)
+	}
+	return fmt.Sprintf("link_%dkbit", rate/1000)
+}
+
+// DefaultLinks are the link rates a sweep slows the link to, where the
+// target can: about the uplink of a small office and of a poor mobile
+// connection. A commit moves tens of kilobytes of pages to every replica.
+func DefaultLinks() []int64 { return []int64{16_000_000, 4_000_000} }
+
 // executionIDs names the executions of a level.
 func (c Config) executionIDs() []string {
 	ids := make([]string, c.Executions)

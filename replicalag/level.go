@@ -22,6 +22,7 @@ type phase struct {
 	index   int           // position, for seed streams
 	name    string        // "lag_200ms" or "faults"
 	lag     time.Duration // the replicas' sync interval
+	link    int64         // the link's rate in bits per second; 0: as it is
 	updates int           // the plan's updates, all clients together
 	time    time.Duration // traffic bound
 	faults  bool
@@ -34,7 +35,7 @@ var errNotOpened = errors.New("replicas could not be opened")
 // runPhase opens a fresh cluster, runs the traffic (and faults), heals,
 // checks and measures.
 func runPhase(ctx context.Context, t Target, cfg *Config, ph phase) (res *LevelResult, err error) {
-	cl, err := t.Open(ctx, ph.lag, cfg.Seed)
+	cl, err := t.Open(ctx, Level{Lag: ph.lag, Link: ph.link, Label: ph.name}, cfg.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", errNotOpened, ph.name, err)
 	}
@@ -105,7 +106,7 @@ func runPhase(ctx context.Context, t Target, cfg *Config, ph phase) (res *LevelR
 		return nil, fmt.Errorf("replicalag: %s: check: %w", ph.name, err)
 	}
 	res = measure(h, rep, clients)
-	res.Name, res.Lag, res.TrafficMS = ph.name, ph.lag, traffic.Milliseconds()
+	res.Name, res.Lag, res.LinkRate, res.TrafficMS = ph.name, ph.lag, ph.link, traffic.Milliseconds()
 	broken, notes := converge(ctx, cl, checked)
 	res.addViolations(guaranteeConvergence, broken)
 	res.Notes = append(res.Notes, notes...)

@@ -15,6 +15,9 @@ type LevelResult struct {
 	// Name is "lag_200ms" or "faults"; Lag the replicas' sync interval.
 	Name string        `json:"name"`
 	Lag  time.Duration `json:"lag_ns"`
+	// LinkRate is the link's rate in bits per second on a link level; 0
+	// on the others.
+	LinkRate int64 `json:"link_rate_bps,omitempty"`
 	// Verdict is the checker's; Guarantees names every one broken.
 	Verdict    linearizability.Verdict `json:"verdict"`
 	Guarantees []string                `json:"guarantees,omitempty"`

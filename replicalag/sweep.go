@@ -48,12 +48,16 @@ func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Kind: t.Kind, Simulation: t.Simulation, Seed: cfg.Seed, Digest: Digest(t, cfg)}
-	phases := make([]phase, 0, len(cfg.Levels)+1)
+	phases := make([]phase, 0, len(cfg.Levels)+len(t.Links)+1)
 	for i, lag := range cfg.Levels {
 		phases = append(phases, phase{index: i, name: Label(lag), lag: lag, updates: cfg.perLevel(), time: cfg.LevelTime})
 	}
+	top := cfg.Levels[len(cfg.Levels)-1]
+	for j, rate := range t.Links {
+		// At the top lag, over a slowed link: every sync takes longer.
+		phases = append(phases, phase{index: len(cfg.Levels) + 1 + j, name: LinkLabel(rate), lag: top, link: rate, updates: cfg.perLevel(), time: cfg.LevelTime})
+	}
 	if cfg.Faults {
-		top := cfg.Levels[len(cfg.Levels)-1]
 		phases = append(phases, phase{index: len(cfg.Levels), name: "faults", lag: top, updates: 4 * cfg.perLevel(), time: cfg.LevelTime, faults: true})
 	}
 	for _, ph := range phases {
@@ -149,6 +153,14 @@ func Digest(t Target, cfg Config) string {
 			s := replica.Schedule{Interval: lag, Jitter: t.Jitter, Seed: cfg.Seed, Stream: stream(li, i, useSchedule)}
 			for _, w := range s.Waits(16) {
 				put(int64(w))
+			}
+		}
+	}
+	for j, rate := range t.Links {
+		put(rate)
+		for _, p := range newPlans(cfg.Seed, len(cfg.Levels)+1+j, cfg.Clients, cfg.perLevel(), cfg.Executions) {
+			for _, e := range p.targets {
+				put(int64(e))
 			}
 		}
 	}

@@ -93,11 +93,15 @@ func (r *Result) Markdown() string {
 	b.WriteString("| phase | lag | updates | commits | conflict rate | spurious rate | retries/commit | gave up | stale reads | median / worst staleness | versions behind | lost updates | verdict |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, lr := range r.phases() {
-		fmt.Fprintf(&b, "| %s | %v | %d | %d | %.3f | %.3f | %.2f | %d | %.3f | %.1f / %.1f ms | %d | %d | %s |\n",
-			lr.Name, lr.Lag, lr.Updates, lr.Commits, lr.ConflictRate(), lr.SpuriousRate(), lr.RetriesPerCommit(),
+		lag := fmt.Sprint(lr.Lag)
+		if lr.LinkRate > 0 {
+			lag = fmt.Sprintf("%v, link %d kbit/s", lr.Lag, lr.LinkRate/1000)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.3f | %.3f | %.2f | %d | %.3f | %.1f / %.1f ms | %d | %d | %s |\n",
+			lr.Name, lag, lr.Updates, lr.Commits, lr.ConflictRate(), lr.SpuriousRate(), lr.RetriesPerCommit(),
 			lr.GaveUp, lr.StaleReadRate(), ms(lr.MedianStaleness), ms(lr.MaxStaleness), lr.MaxBehind, lr.LostUpdates, lr.Verdict)
 	}
-	b.WriteString("\nconflict rate: conflicts per commit attempt. spurious rate: conflicts whose load had already missed a version the primary acknowledged before the load began (they could not have won), per commit attempt. retries/commit: commit attempts beyond the first that a successful update needed. staleness: how long the first version a stale load missed had been acknowledged when the load began (the median over stale loads, and the worst).\n")
+	b.WriteString("\nlag: the replicas' mean sync interval; on a link level they sync at the top lag over a link slowed to that rate (a token bucket in the kernel, tc tbf, on the veth pair into the primary's network namespace). conflict rate: conflicts per commit attempt. spurious rate: conflicts whose load had already missed a version the primary acknowledged before the load began (they could not have won), per commit attempt. retries/commit: commit attempts beyond the first that a successful update needed. staleness: how long the first version a stale load missed had been acknowledged when the load began (the median over stale loads, and the worst).\n")
 	if f := r.Faults; f != nil {
 		b.WriteString("\nFaults injected in the fault phase (times on its history's clock):\n\n")
 		for _, ft := range f.Faults {

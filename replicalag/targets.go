@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/lagsim"
 	"github.com/storecheck/storecheck/backends/libsql"
+	"github.com/storecheck/storecheck/backends/libsql/sqld"
 	"github.com/storecheck/storecheck/chaos/worker"
 	"github.com/storecheck/storecheck/model"
 )
@@ -53,9 +53,12 @@ func lagsimTarget(rest string) (Target, error) {
 	}
 	return Target{
 		Kind: kind, Simulation: true, Top: t.Lag, Jitter: t.Jitter, Faults: Faults(lagsimCluster{}),
-		Open: func(ctx context.Context, lag time.Duration, seed uint64) (Cluster, error) {
+		Open: func(ctx context.Context, lvl Level, seed uint64) (Cluster, error) {
+			if lvl.Link > 0 {
+				return nil, errors.New("a simulation has no link to slow")
+			}
 			opt := t.Options
-			opt.Lag, opt.Seed = lag, seed // the run's seed, not the URL's
+			opt.Lag, opt.Seed = lvl.Lag, seed // the run's seed, not the URL's
 			c, err := lagsim.OpenCluster(ctx, t.Path, model.DefaultConfig(), opt)
 			if err != nil {
 				return nil, err
@@ -80,46 +83,72 @@ func (c lagsimCluster) RestartPrimary(context.Context) error             { c.Sta
 const libsqlReplicaScheme = libsql.ReplicaScheme
 
 // libsqlTarget opens clusters of go-libsql embedded replicas on an sqld
-// primary: the URL's, or one it starts now and stops at Target.Close. No
-// sqld here (no binary, no local image) is an error wrapping ErrNotOpened,
-// whose message is the NOT RUN reason.
+// primary: the URL's, or a fresh one per level that this run starts (and
+// stops with the level's cluster), so that every level starts from an
+// empty replication log. No sqld here (no binary, no local image) is an
+// error wrapping ErrNotOpened, whose message is the NOT RUN reason.
 func libsqlTarget(ctx context.Context, rest, logDir string) (Target, error) {
 	t, err := libsql.ParseReplicaURL(rest)
 	if err != nil {
 		return Target{}, err
 	}
+	if _, err := t.ClusterOptions(nil, 0, 0, backends.ReplicaWriters); err != nil {
+		return Target{}, err
+	}
 	where := "the sqld at primary="
-	var server *libsql.Primary
-	var stop func() error
+	var primaries *libsql.Primaries
+	faults := []string{FaultStall, FaultCut}
+	var links []int64
 	if t.Primary == "" {
-		if server, err = libsql.StartPrimary(ctx, t, logDir); err != nil {
+		if primaries, err = libsql.FindPrimaries(ctx, t, logDir); err != nil {
 			return Target{}, fmt.Errorf("%w: %w", errNotOpened, err)
 		}
-		where, stop = "an sqld this run started: "+server.Describe(), server.Close
+		where = "an sqld this run started per level: " + primaries.Describe()
+		faults = Faults(&libsql.ReplicaCluster{})
+		if primaries.InNamespace() && t.Delay == 0 {
+			links = DefaultLinks()
+		}
 	}
 	if t.Mutant != "" {
 		where += "; mutant " + t.Mutant
-	}
-	faults := []string{FaultStall, FaultCut}
-	if server != nil {
-		faults = Faults(&libsql.ReplicaCluster{})
 	}
 	workers, werr := worker.Self()
 	if werr != nil {
 		faults = slices.DeleteFunc(faults, func(f string) bool { return f == FaultCrashReplica })
 	}
+	var servers []string
+	if primaries != nil {
+		servers = []string{primaries.Describe()}
+	}
 	return Target{
-		Kind: "libSQL embedded replicas (go-libsql) on " + where, Top: t.SyncInterval, Jitter: t.Jitter, Close: stop, Faults: faults,
-		Open: func(ctx context.Context, lag time.Duration, seed uint64) (Cluster, error) {
-			opt, err := t.ClusterOptions(server, lag, seed, backends.ReplicaWriters)
+		Kind: "libSQL embedded replicas (go-libsql) on " + where, Top: t.SyncInterval, Jitter: t.Jitter,
+		Faults: faults, Links: links, Servers: servers,
+		Open: func(ctx context.Context, lvl Level, seed uint64) (_ Cluster, err error) {
+			opt, err := t.ClusterOptions(nil, lvl.Lag, seed, backends.ReplicaWriters)
 			if err != nil {
 				return nil, err
 			}
 			if werr == nil {
 				opt.Workers = &workers
 			}
+			if primaries != nil {
+				if opt.Server, err = primaries.Start(ctx, lvl.Label); err != nil {
+					return nil, err
+				}
+				opt.OwnServer = true
+				if lvl.Link > 0 {
+					if err := opt.Server.Net.SetLink(ctx, sqld.Link{Rate: lvl.Link}); err != nil {
+						return nil, errors.Join(err, opt.Server.Close())
+					}
+				}
+			} else if lvl.Link > 0 {
+				return nil, errors.New("the link to a primary given by URL cannot be slowed")
+			}
 			c, err := libsql.OpenReplicaCluster(ctx, t, model.DefaultConfig(), opt)
 			if err != nil {
+				if opt.Server != nil {
+					err = errors.Join(err, opt.Server.Close())
+				}
 				return nil, err
 			}
 			return c, nil

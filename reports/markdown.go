@@ -48,6 +48,7 @@ func renderMarkdown(rep *report) ([]byte, error) {
 	}
 	writeFailures(&b, rep)
 	writeNotPassed(&b, rep)
+	writeServers(&b, rep)
 	blankLine(&b)
 	b.WriteString("Full report: `index.html` (verdict matrix, performance, plots); JUnit: `junit.xml`.\n")
 	return []byte(b.String()), nil
@@ -166,4 +167,24 @@ func mdFence(s, lang string) string {
 		fence += "`"
 	}
 	return fence + lang + "\n" + strings.TrimRight(s, "\n") + "\n" + fence + "\n\n"
+}
+
+// writeServers lists the servers the runs ran against, once each.
+func writeServers(b *strings.Builder, rep *report) {
+	seen := map[string]bool{}
+	var lines []string
+	for _, v := range rep.Runs {
+		for _, srv := range v.Servers {
+			if !seen[srv] {
+				seen[srv] = true
+				lines = append(lines, fmt.Sprintf("- %s: %s", mdCode(v.Backend), mdText(srv)))
+			}
+		}
+	}
+	if len(lines) == 0 {
+		return
+	}
+	b.WriteString("\n### Servers\n\n")
+	b.WriteString(strings.Join(lines, "\n"))
+	b.WriteString("\n")
 }

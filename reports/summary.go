@@ -67,6 +67,10 @@ type Run struct {
 	// Throughput is traffic operations per second over the traffic span,
 	// heal reads excluded (see Measure).
 	Throughput float64 `json:"throughput_ops_per_sec,omitempty"`
+	// Servers are the servers the run ran against, as they describe
+	// themselves (e.g. "sqld 0.24.32 (40c272de 2026-05-10), sqld process,
+	// …").
+	Servers []string `json:"servers,omitempty"`
 }
 
 // ExitCode is what a command that produced s exits with: 0 when every run

@@ -26,7 +26,7 @@ func concurrentScenario() Scenario {
 
 func runConcurrent(ctx context.Context, t Target, p Params) Result {
 	cfg := model.DefaultConfig()
-	store, replicas, closeAll, err := openConcurrent(ctx, t, p, cfg)
+	store, replicas, srv, closeAll, err := openConcurrent(ctx, t, p, cfg)
 	if err != nil {
 		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be opened: %s", flatReason(err.Error()))}
 	}
@@ -53,7 +53,7 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 	}
 	res, err := workload.Run(ctx, store, wcfg)
 	switch {
-	case err != nil && errors.Is(err, context.Canceled):
+	case err != nil && ctx.Err() != nil:
 		return Result{Verdict: reports.Interrupted, Reason: "interrupted during the workload"}
 	case err != nil && errors.Is(err, workload.ErrHealFailed):
 		return Result{Verdict: reports.Fail, Guarantee: "availability", Reason: fmt.Sprintf("the store stopped serving reads after the traffic: %v", err)}
@@ -66,7 +66,7 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 		return Result{Verdict: reports.Fail, Reason: fmt.Sprintf("the run could not be completed: %v", err)}
 	}
 	m := reports.Measure(res.History)
-	out := Result{Ops: int64(res.Counts.Ops), Metrics: concurrentMetrics(res), Measured: &m}
+	out := Result{Ops: int64(res.Counts.Ops), Metrics: concurrentMetrics(res), Measured: &m, Servers: srv}
 	switch res.Verdict {
 	case linearizability.Ok:
 		out.Verdict = reports.Pass
@@ -114,17 +114,17 @@ func firstViolation(res *workload.Result) string {
 // openConcurrent opens the store the clients share; on a replica backend
 // (lagsim:, libsql+replica:) that is the primary, and every client gets a
 // replica of its own, syncing at the URL's interval.
-func openConcurrent(ctx context.Context, t Target, p Params, cfg model.Config) (model.Store, []linearizability.Replica, func() error, error) {
+func openConcurrent(ctx context.Context, t Target, p Params, cfg model.Config) (model.Store, []linearizability.Replica, []string, func() error, error) {
 	if ok, _ := replicalag.Applies(t.URL); !ok {
 		store, err := t.Open(ctx, cfg)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, nil, nil, nil, err
 		}
-		return store, nil, store.Close, nil
+		return store, nil, servers(store), store.Close, nil
 	}
 	target, err := replicalag.TargetFor(ctx, t.URL, logDir(p))
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	closeTarget := func() error {
 		if target.Close != nil {
@@ -132,9 +132,9 @@ func openConcurrent(ctx context.Context, t Target, p Params, cfg model.Config) (
 		}
 		return nil
 	}
-	cl, err := target.Open(ctx, target.Top, p.Seed)
+	cl, err := target.Open(ctx, replicalag.Level{Lag: target.Top, Label: "concurrent"}, p.Seed)
 	if err != nil {
-		return nil, nil, nil, errors.Join(err, closeTarget())
+		return nil, nil, nil, nil, errors.Join(err, closeTarget())
 	}
 	closeAll := func() error { return errors.Join(cl.Close(), closeTarget()) }
 	clients := p.Clients
@@ -145,9 +145,9 @@ func openConcurrent(ctx context.Context, t Target, p Params, cfg model.Config) (
 	for i := range replicas {
 		r, err := cl.NewReplica(ctx, fmt.Sprintf("r%d", i), uint64(i))
 		if err != nil {
-			return nil, nil, nil, errors.Join(err, closeAll())
+			return nil, nil, nil, nil, errors.Join(err, closeAll())
 		}
 		replicas[i] = r
 	}
-	return cl.Primary(), replicas, closeAll, nil
+	return cl.Primary(), replicas, target.Servers, closeAll, nil
 }

@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,7 +28,8 @@ func conformanceScenario() Scenario {
 }
 
 func runConformance(ctx context.Context, t Target, p Params) Result {
-	if err := probe(ctx, t); err != nil {
+	srv, err := probe(ctx, t)
+	if err != nil {
 		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be opened: %v", err)}
 	}
 	var stats *conformance.Stats
@@ -39,14 +39,14 @@ func runConformance(ctx context.Context, t Target, p Params) Result {
 		defer stop()
 	}
 	rep, err := conformance.Check(ctx, t.Open, conformance.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, ShrinkTime: p.ShrinkTime, Stats: stats})
-	res := Result{Ops: rep.Ops, Cases: rep.Cases, Digest: rep.Digest}
+	res := Result{Ops: rep.Ops, Cases: rep.Cases, Digest: rep.Digest, Servers: srv}
 	if p.OutDir != "" && len(rep.Output) > 0 {
 		if werr := os.WriteFile(filepath.Join(p.OutDir, "rapid.log"), []byte(strings.Join(rep.Output, "\n")+"\n"), 0o644); werr != nil && p.Logger != nil {
 			p.Logger.Warn("could not keep the rapid log", "err", werr)
 		}
 	}
 	switch {
-	case err != nil && errors.Is(err, context.Canceled):
+	case err != nil && ctx.Err() != nil:
 		res.Verdict, res.Reason = reports.Interrupted, "interrupted before the property finished"
 	case err != nil:
 		res.Verdict, res.Reason = reports.NotRun, err.Error()

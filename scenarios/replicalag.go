@@ -2,7 +2,6 @@ package scenarios
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -50,14 +49,14 @@ func runReplicaLag(ctx context.Context, t Target, p Params) Result {
 	}
 	res, err := replicalag.Run(ctx, target, cfg)
 	switch {
-	case err != nil && errors.Is(err, context.Canceled):
+	case err != nil && ctx.Err() != nil:
 		return Result{Verdict: reports.Interrupted, Reason: "interrupted during the sweep"}
 	case err != nil && replicalag.IsNotOpened(err):
 		return Result{Verdict: reports.NotRun, Reason: flatReason(err.Error())}
 	case err != nil:
 		return Result{Verdict: reports.NotRun, Reason: flatReason("the sweep could not run: " + err.Error())}
 	}
-	out := Result{Metrics: res.Metrics(), Digest: res.Digest, Reason: sweepLine(res)}
+	out := Result{Metrics: res.Metrics(), Digest: res.Digest, Reason: sweepLine(res), Servers: target.Servers}
 	for _, lr := range append(res.Levels, res.Faults) {
 		if lr != nil {
 			out.Ops += int64(lr.Attempts + lr.Reads)

@@ -93,7 +93,7 @@ func runRunsConformance(ctx context.Context, t Target, p Params) Result {
 	res := Result{Ops: rep.Ops, Cases: rep.Cases, Digest: rep.Digest}
 	keep(p, "rapid.log", []byte(strings.Join(rep.Output, "\n")+"\n"))
 	switch {
-	case err != nil && errors.Is(err, context.Canceled):
+	case err != nil && ctx.Err() != nil:
 		res.Verdict, res.Reason = reports.Interrupted, "interrupted before the property finished"
 	case err != nil:
 		res.Verdict, res.Reason = reports.NotRun, err.Error()

@@ -80,6 +80,9 @@ type Result struct {
 	// Digest identifies the operation sequence, where the scenario's is a
 	// pure function of the seed.
 	Digest string
+	// Servers are the servers the run ran against, as they describe
+	// themselves (with their versions).
+	Servers []string
 }
 
 // Scenario is one named run.
@@ -114,11 +117,20 @@ func Lookup(name string) (Scenario, error) {
 }
 
 // probe opens the backend once, so that a backend that cannot start is
-// reported NOT RUN with the reason instead of as a failed check.
-func probe(ctx context.Context, t Target) error {
+// reported NOT RUN with the reason instead of as a failed check, and
+// returns the servers it runs on.
+func probe(ctx context.Context, t Target) ([]string, error) {
 	s, err := t.Open(ctx, defaultProbeConfig())
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return s.Close()
+	return servers(s), s.Close()
+}
+
+// servers asks a store which servers it runs on, if it can say.
+func servers(s any) []string {
+	if d, ok := s.(interface{ Servers() []string }); ok {
+		return d.Servers()
+	}
+	return nil
 }

@@ -93,12 +93,15 @@ func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*
 	st, err := replica.New(ctx, replica.Config{
 		Name:           Scheme,
 		Replica:        name,
-		Primary:        &link{inner: primary, gate: gate, wrote: c.wrote},
+		Primary:        &link{inner: primary, gate: gate, wrote: c.wrote, latency: c.opt.WriteLatency},
 		Reader:         reader,
 		Sync:           c.syncer(reader, gate),
 		Schedule:       c.opt.Schedule(stream),
 		ReadYourWrites: c.opt.ReadYourWrites,
-		Closers:        []func() error{func() error { return c.forget(name, path) }},
+		// libSQL's embedded replica syncs after every statement it sends
+		// to the primary, a commit that conflicted included.
+		SyncAfterConflict: true,
+		Closers:           []func() error{func() error { return c.forget(name, path) }},
 	})
 	if err != nil {
 		return nil, errors.Join(err, reader.Close(), os.Remove(path))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
@@ -17,18 +18,46 @@ var errUnreachable = errors.New("primary unreachable")
 // link is one client's way to the primary. Its writes are refused, as not
 // applied, while the gate is closed; in flight when it closes, they finish.
 type link struct {
-	inner *sqlstore.Store
-	gate  func() error
-	wrote func() // called after every write that reached the primary
+	inner   *sqlstore.Store
+	gate    func() error
+	wrote   func()        // called after every write that reached the primary
+	latency time.Duration // simulated time on the wire, there and back
 }
 
-// write runs one write through the gate, and counts it.
-func (l *link) write(what string, fn func() error) error {
+// write runs one write through the gate, and counts it. With a simulated
+// latency the write waits half of it before the gate and the primary, and
+// half after.
+func (l *link) write(ctx context.Context, what string, fn func() error) error {
+	if err := wire(ctx, l.latency/2); err != nil {
+		return l.refused(what, err)
+	}
 	if err := l.gate(); err != nil {
 		return l.refused(what, err)
 	}
-	defer l.wrote()
-	return fn()
+	err := func() error {
+		defer l.wrote()
+		return fn()
+	}()
+	if werr := wire(ctx, l.latency-l.latency/2); werr != nil && err == nil {
+		// Applied, but the answer was not waited for: outcome unknown.
+		return fmt.Errorf("%s: %s: the answer did not come back: %w", Scheme, what, werr)
+	}
+	return err
+}
+
+// wire is the simulated network's time: a wait of d, or ctx's end.
+func wire(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // refused is the error of a write the gate stopped.
@@ -39,7 +68,7 @@ func (l *link) refused(what string, err error) error {
 // The writes: refused while the gate is closed.
 
 func (l *link) Commit(ctx context.Context, exe *model.Execution, b model.Batch) error {
-	return l.write(fmt.Sprintf("commit %q", exe.ID), func() error { return l.inner.Commit(ctx, exe, b) })
+	return l.write(ctx, fmt.Sprintf("commit %q", exe.ID), func() error { return l.inner.Commit(ctx, exe, b) })
 }
 
 func (l *link) Save(ctx context.Context, exe *model.Execution) error {
@@ -47,19 +76,19 @@ func (l *link) Save(ctx context.Context, exe *model.Execution) error {
 }
 
 func (l *link) AckOutbox(ctx context.Context, seq int64) error {
-	return l.write(fmt.Sprintf("ack_outbox %d", seq), func() error { return l.inner.AckOutbox(ctx, seq) })
+	return l.write(ctx, fmt.Sprintf("ack_outbox %d", seq), func() error { return l.inner.AckOutbox(ctx, seq) })
 }
 
 func (l *link) AckSpawn(ctx context.Context, seq int64) error {
-	return l.write(fmt.Sprintf("ack_spawn %d", seq), func() error { return l.inner.AckSpawn(ctx, seq) })
+	return l.write(ctx, fmt.Sprintf("ack_spawn %d", seq), func() error { return l.inner.AckSpawn(ctx, seq) })
 }
 
 func (l *link) DeleteTimer(ctx context.Context, id, path string, fireAt float64) error {
-	return l.write(fmt.Sprintf("delete_timer %q %q", id, path), func() error { return l.inner.DeleteTimer(ctx, id, path, fireAt) })
+	return l.write(ctx, fmt.Sprintf("delete_timer %q %q", id, path), func() error { return l.inner.DeleteTimer(ctx, id, path, fireAt) })
 }
 
 func (l *link) AppendTrace(ctx context.Context, id string, entry json.RawMessage) error {
-	return l.write(fmt.Sprintf("append_trace %q", id), func() error { return l.inner.AppendTrace(ctx, id, entry) })
+	return l.write(ctx, fmt.Sprintf("append_trace %q", id), func() error { return l.inner.AppendTrace(ctx, id, entry) })
 }
 
 // The reads below are never routed through the link by replica.Store (its

@@ -33,6 +33,11 @@ type Options struct {
 	Seed uint64
 	// Mutant is "" or MutantCASOnReplica.
 	Mutant string
+	// WriteLatency is the simulated time a write spends on the wire to
+	// the primary and back: half before the primary decides it, half
+	// after. Real embedded replicas delegate each statement of a commit
+	// over the network; 0 simulates a primary on the same machine.
+	WriteLatency time.Duration
 }
 
 // DefaultOptions are a URL's defaults: no lag, go-libsql's read-your-writes.
@@ -95,13 +100,18 @@ func (t *Target) set(k, v string) error {
 		t.ReadYourWrites, err = strconv.ParseBool(v)
 	case "seed":
 		t.Seed, err = strconv.ParseUint(v, 10, 64)
+	case "write_latency":
+		t.WriteLatency, err = time.ParseDuration(v)
+		if err == nil && (t.WriteLatency < 0 || t.WriteLatency > MaxLag) {
+			err = fmt.Errorf("must be within 0..%v, got %v", MaxLag, t.WriteLatency)
+		}
 	case "mutant":
 		if v != MutantCASOnReplica {
 			err = fmt.Errorf("unknown mutant %q (known: %s)", v, MutantCASOnReplica)
 		}
 		t.Mutant = v
 	default:
-		err = fmt.Errorf("unknown parameter (known: lag, jitter, read_your_writes, seed, mutant)")
+		err = fmt.Errorf("unknown parameter (known: lag, jitter, read_your_writes, seed, mutant, write_latency)")
 	}
 	return err
 }

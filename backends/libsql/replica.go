@@ -64,9 +64,10 @@ type replicaMember struct {
 type ClusterOptions struct {
 	// Primary is a running primary's address. Server, when set, is a
 	// primary storecheck started (its URL and token win); the cluster can
-	// kill, pause and restart it, and does not close it.
-	Primary string
-	Server  *Primary
+	// kill, pause and restart it, and closes it when OwnServer says so.
+	Primary   string
+	Server    *Primary
+	OwnServer bool
 	// Interval is the replicas' mean sync interval; Seed seeds their
 	// jitter.
 	Interval time.Duration
@@ -394,6 +395,9 @@ func (c *ReplicaCluster) Close() error {
 	errs = append(errs, c.primary.Close())
 	if err := os.RemoveAll(c.dir); err != nil {
 		errs = append(errs, err)
+	}
+	if c.opt.OwnServer && c.opt.Server != nil {
+		errs = append(errs, c.opt.Server.Close())
 	}
 	if err := errors.Join(errs...); err != nil {
 		return c.scrub(fmt.Errorf("%s: close: %w", ReplicaScheme, err))

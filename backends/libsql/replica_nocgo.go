@@ -17,12 +17,13 @@ type ReplicaCluster struct{}
 
 // ClusterOptions are as with cgo.
 type ClusterOptions struct {
-	Primary  string
-	Server   *Primary
-	Interval time.Duration
-	Seed     uint64
-	Writer   Writer
-	Workers  *worker.Command
+	Primary   string
+	Server    *Primary
+	OwnServer bool
+	Interval  time.Duration
+	Seed      uint64
+	Writer    Writer
+	Workers   *worker.Command
 }
 
 func errNoCgo() error {

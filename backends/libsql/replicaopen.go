@@ -21,6 +21,14 @@ type ReplicaStore struct {
 // Cluster returns the cluster the store owns.
 func (s *ReplicaStore) Cluster() *ReplicaCluster { return s.cluster }
 
+// Servers says which primary the store syncs from.
+func (s *ReplicaStore) Servers() []string {
+	if s.primary != nil {
+		return []string{s.primary.Describe()}
+	}
+	return []string{"the sqld at primary= (not started by storecheck)"}
+}
+
 // Close closes the replica and the cluster, then stops the sqld it started.
 func (s *ReplicaStore) Close() error {
 	err := errors.Join(s.Store.Close(), s.cluster.Close())

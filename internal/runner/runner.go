@@ -105,7 +105,7 @@ func runOne(ctx context.Context, plan Plan, i int, backend string, sc scenarios.
 	r.DurationMS = time.Since(start).Milliseconds()
 	r.Verdict, r.Reason, r.Guarantee = res.Verdict, res.Reason, res.Guarantee
 	r.Ops, r.Cases, r.MinimalSteps, r.Metrics = res.Ops, res.Cases, res.MinimalSteps, res.Metrics
-	r.SequenceDigest = res.Digest
+	r.SequenceDigest, r.Servers = res.Digest, res.Servers
 	if res.Measured != nil {
 		res.Measured.Fill(&r)
 	}

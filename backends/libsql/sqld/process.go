@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -85,7 +86,11 @@ func (p process) Start(ctx context.Context, opt StartOptions) (Server, error) {
 		}
 		args = append(args, "--auth-jwt-key-file", key)
 	}
-	s := &procServer{bin: p.bin, dir: opt.Dir, log: filepath.Join(logDir, "sqld.log"), url: "http://" + listen, args: args, net: opt.Net}
+	logName := opt.LogName
+	if logName == "" {
+		logName = "sqld.log"
+	}
+	s := &procServer{bin: p.bin, dir: opt.Dir, log: filepath.Join(logDir, logName), url: "http://" + listen, args: args, net: opt.Net}
 	if err := s.start(ctx); err != nil {
 		return nil, errors.Join(err, s.Close())
 	}
@@ -121,6 +126,7 @@ func (s *procServer) start(ctx context.Context) error {
 	}
 	cmd := s.command()
 	cmd.Dir, cmd.Stdout, cmd.Stderr = s.dir, log, log
+	cmd.Env = serverEnv()
 	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		log.Close()
@@ -204,4 +210,17 @@ func (s *procServer) Restart(ctx context.Context) error {
 // SIGCONT). The data folder is the caller's.
 func (s *procServer) Close() error {
 	return s.Kill(context.Background())
+}
+
+// serverEnv is sqld's environment: ours, with its log level pinned to
+// info. At debug and trace levels sqld logs every request's headers,
+// Authorization (the token) included.
+func serverEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "RUST_LOG=") {
+			env = append(env, kv)
+		}
+	}
+	return append(env, "RUST_LOG=info")
 }

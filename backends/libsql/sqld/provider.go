@@ -38,9 +38,10 @@ type Pauser interface {
 type StartOptions struct {
 	// Dir holds the primary's data (a process's --db-path lives in it).
 	Dir string
-	// LogDir receives sqld.log; "" means Dir. A run points it at its own
-	// folder, so that the log outlives the data.
-	LogDir string
+	// LogDir receives the log, LogName (default sqld.log); "" means Dir.
+	// A run points it at its own folder, so that the log outlives the
+	// data.
+	LogDir, LogName string
 	// Auth, when set, makes the primary refuse every request without a
 	// token signed by its key.
 	Auth *Auth

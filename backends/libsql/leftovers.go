@@ -1,0 +1,48 @@
+package libsql
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/storecheck/storecheck/backends/libsql/sqld"
+)
+
+// Leftovers lists what this process started for replica runs and has not
+// removed: sqld processes, network namespaces, sqld data folders and
+// iptables rules. Tests assert it is empty after passing, failing and
+// interrupted runs.
+func Leftovers(ctx context.Context) []string {
+	mine := fmt.Sprintf("%d-", os.Getpid())
+	var out []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err == nil && strings.Contains(string(b), dataPrefix+mine) {
+			out = append(out, "sqld process "+filepath.Base(filepath.Dir(p)))
+		}
+	}
+	for _, n := range sqld.Namespaces(ctx) {
+		if strings.HasPrefix(n, "storecheck-"+mine) {
+			out = append(out, "network namespace "+n)
+		}
+	}
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), dataPrefix+mine+"*"))
+	for _, d := range dirs {
+		out = append(out, "sqld data folder "+d)
+	}
+	if sqld.IptablesAvailable() == nil {
+		rules, err := exec.CommandContext(ctx, "iptables", "-w", "-S", "INPUT").Output()
+		if err == nil {
+			for _, r := range strings.Split(string(rules), "\n") {
+				if strings.Contains(r, "--comment storecheck") {
+					out = append(out, "iptables rule "+r)
+				}
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,167 @@
+package cli_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storecheck/storecheck/backends/libsql"
+	"github.com/storecheck/storecheck/backends/libsql/sqld"
+	"github.com/storecheck/storecheck/internal/cli"
+	"github.com/storecheck/storecheck/reports"
+)
+
+// jwtHeader starts every token a primary storecheck starts accepts: the
+// base64 of {"alg":"EdDSA", …. No file a run writes may hold one.
+const jwtHeader = "eyJhbGciOiJFZERTQSIs"
+
+// realPrimary starts an sqld that requires a JWT, or skips the test (NOT
+// RUN) where there is none.
+func realPrimary(t *testing.T) *libsql.Primary {
+	t.Helper()
+	p, err := libsql.StartPrimary(context.Background(), libsql.ReplicaTarget{Net: libsql.NetLoopback, Auth: true}, t.TempDir())
+	if errors.Is(err, sqld.ErrUnavailable) {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
+}
+
+// grepRun fails the test if any secret appears in what the run printed or
+// in any file under dirs; it returns how many files it read.
+func grepRun(t *testing.T, printed []byte, dirs []string, secrets ...string) int {
+	t.Helper()
+	for _, s := range secrets {
+		if bytes.Contains(printed, []byte(s)) {
+			t.Errorf("a secret (%.12s…) was printed", s)
+		}
+	}
+	files := 0
+	for _, dir := range dirs {
+		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			files++
+			raw, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			for _, s := range secrets {
+				if bytes.Contains(raw, []byte(s)) {
+					t.Errorf("%s holds a secret (%.12s…)", path, s)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return files
+}
+
+// TestRealSqldTokenNeverWritten runs the three replica scenarios against a
+// real sqld that requires a JWT: once on a primary the test started, with
+// its token planted where storecheck reads it (the environment), and once
+// on primaries storecheck starts with a key pair of its own. The runs must
+// pass (the token really works), and no output, report, run folder or
+// server log may hold the planted token or any token of the run's key,
+// even with RUST_LOG=debug in the environment.
+func TestRealSqldTokenNeverWritten(t *testing.T) {
+	// At this level sqld would log every request's Authorization header;
+	// storecheck pins its servers to info.
+	t.Setenv("RUST_LOG", "debug")
+	p := realPrimary(t)
+	t.Setenv("LIBSQL_AUTH_TOKEN", p.Token())
+	dbs, outs := t.TempDir(), t.TempDir()
+	small := []string{"--scenario", "conformance,concurrent,replica-lag-conflict", "--seed", "3",
+		"--checks", "5", "--clients", "3", "--executions", "2", "--ops", "90"}
+	urls := []string{
+		"libsql+replica:" + filepath.Join(dbs, "a.db") + "?primary=" + p.URL() + "&sync_interval=50ms",
+		"libsql+replica:" + filepath.Join(dbs, "b.db") + "?sync_interval=50ms",
+	}
+	var printed bytes.Buffer
+	for i, u := range urls {
+		out := filepath.Join(outs, string(rune('a'+i)))
+		var stdout, stderr bytes.Buffer
+		code := cli.Main(context.Background(), append([]string{"run", "--out", out, "--backend", u}, small...), &stdout, &stderr)
+		t.Logf("%s: exit %d\n%s%s", u, code, lastLines(stdout.String(), 5), stderr.String())
+		printed.Write(stdout.Bytes())
+		printed.Write(stderr.Bytes())
+		sum, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range sum.Runs {
+			if r.Verdict != reports.Pass {
+				t.Errorf("%s on %s: %s: %s", r.Scenario, u, r.Verdict, r.Reason)
+			}
+			if i == 1 && (len(r.Servers) == 0 || !strings.Contains(r.Servers[0], "sqld")) {
+				t.Errorf("%s: the summary does not say which sqld ran: %q", r.Scenario, r.Servers)
+			}
+		}
+	}
+	files := grepRun(t, printed.Bytes(), []string{outs, dbs}, p.Token(), jwtHeader)
+	if files < 20 {
+		t.Errorf("the runs wrote only %d files: the grep proves little", files)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left := libsql.Leftovers(context.Background()); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
+
+// TestRealSqldLeavesNothing: after a passing run, a failing run (a
+// mutant) and an interrupted run, no sqld process, network namespace,
+// data folder or iptables rule of this process is left.
+func TestRealSqldLeavesNothing(t *testing.T) {
+	if _, err := sqld.Find(context.Background(), "", ""); err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	dbs := t.TempDir()
+	small := []string{"--seed", "3", "--clients", "3", "--executions", "2", "--ops", "90"}
+	cases := []struct {
+		name, url, scenario string
+		interrupt           time.Duration
+		want                reports.Verdict
+	}{
+		{"passing", "libsql+replica:" + filepath.Join(dbs, "p.db") + "?sync_interval=50ms", "replica-lag-conflict", 0, reports.Pass},
+		{"failing", "libsql+replica:" + filepath.Join(dbs, "f.db") + "?sync_interval=50ms&mutant=cas-on-replica", "concurrent", 0, reports.Fail},
+		{"interrupted", "libsql+replica:" + filepath.Join(dbs, "i.db") + "?sync_interval=50ms", "replica-lag-conflict", 3 * time.Second, reports.Interrupted},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			if c.interrupt > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithCancel(ctx) // as Ctrl-C does
+				defer time.AfterFunc(c.interrupt, cancel).Stop()
+			}
+			out := t.TempDir()
+			var stdout, stderr bytes.Buffer
+			code := cli.Main(ctx, append([]string{"run", "--out", out, "--backend", c.url, "--scenario", c.scenario}, small...), &stdout, &stderr)
+			t.Logf("exit %d\n%s%s", code, lastLines(stdout.String(), 3), stderr.String())
+			sum, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := sum.Runs[0].Verdict; got != c.want {
+				t.Errorf("verdict %s (%s), want %s", got, sum.Runs[0].Reason, c.want)
+			}
+			if left := libsql.Leftovers(context.Background()); len(left) > 0 {
+				t.Errorf("left behind: %v", left)
+			}
+		})
+	}
+}
