@@ -1,5 +1,6 @@
 # storecheck — make targets. cgo is on: the libSQL driver links a static libSQL.
 export CGO_ENABLED := 1
+SHELL := /bin/bash
 
 GO      ?= go
 OUT     ?= storecheck-out
@@ -17,9 +18,10 @@ build:
 run: build
 	./$(BIN) qualify --out $(OUT)
 
-## test: every test; backends that need servers report NOT RUN (skipped) with the reason.
+## test: every test, one line each, and at the end the tests NOT RUN (skipped)
+## with their reasons; backends that need servers report NOT RUN when absent.
 test:
-	$(GO) test -count=1 -timeout 30m $(PKGS)
+	set -o pipefail; $(GO) test -count=1 -json -timeout 30m $(PKGS) | $(GO) run ./internal/tools/testsum
 
 test-short:
 	$(GO) test -count=1 -short $(PKGS)
