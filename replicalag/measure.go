@@ -52,7 +52,9 @@ type LevelResult struct {
 	StaleReads      int           `json:"stale_reads"`
 	MaxStaleness    time.Duration `json:"max_staleness_ns"`
 	MedianStaleness time.Duration `json:"median_staleness_ns"`
-	MaxBehind       int64         `json:"max_versions_behind"`
+	// P99Staleness is the 99th percentile over the stale loads.
+	P99Staleness time.Duration `json:"p99_staleness_ns"`
+	MaxBehind    int64         `json:"max_versions_behind"`
 	// TrafficMS is how long the traffic ran.
 	TrafficMS int64 `json:"traffic_ms"`
 	// Faults are the faults injected (fault phase only).
@@ -109,6 +111,7 @@ func measure(h linearizability.History, rep *linearizability.Report, clients []*
 		if len(by) > 0 {
 			slices.Sort(by)
 			r.MedianStaleness = by[len(by)/2]
+			r.P99Staleness = by[min(len(by)-1, len(by)*99/100)]
 		}
 	}
 	for _, i := range commitsAfterLoads(h) {
@@ -197,6 +200,7 @@ func (r *LevelResult) metrics() map[string]float64 {
 		p + "stale_read_rate":     r.StaleReadRate(),
 		p + "max_staleness_ms":    float64(r.MaxStaleness) / float64(time.Millisecond),
 		p + "median_staleness_ms": float64(r.MedianStaleness) / float64(time.Millisecond),
+		p + "p99_staleness_ms":    float64(r.P99Staleness) / float64(time.Millisecond),
 		p + "max_versions_behind": float64(r.MaxBehind),
 		p + "lost_updates":        float64(r.LostUpdates),
 		p + "traffic_ms":          float64(r.TrafficMS),

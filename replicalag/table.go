@@ -27,12 +27,13 @@ type levelRow struct {
 	StaleReadRate    float64 `json:"stale_read_rate"`
 	MaxStalenessMS   float64 `json:"max_staleness_ms"`
 	MedianStaleMS    float64 `json:"median_staleness_ms"`
+	P99StaleMS       float64 `json:"p99_staleness_ms"`
 }
 
 func row(lr *LevelResult) levelRow {
 	return levelRow{LevelResult: lr, ConflictRate: lr.ConflictRate(), SpuriousRate: lr.SpuriousRate(),
 		RetriesPerCommit: lr.RetriesPerCommit(), StaleReadRate: lr.StaleReadRate(), MaxStalenessMS: ms(lr.MaxStaleness),
-		MedianStaleMS: ms(lr.MedianStaleness)}
+		MedianStaleMS: ms(lr.MedianStaleness), P99StaleMS: ms(lr.P99Staleness)}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -90,18 +91,18 @@ func (r *Result) Markdown() string {
 		fmt.Fprintf(&b, " %s", r.Reason)
 	}
 	b.WriteString("\n\n")
-	b.WriteString("| phase | lag | updates | commits | conflict rate | spurious rate | retries/commit | gave up | stale reads | median / worst staleness | versions behind | lost updates | verdict |\n")
+	b.WriteString("| phase | lag | updates | commits | conflict rate | spurious rate | retries/commit | gave up | stale reads | staleness p50 / p99 / worst | versions behind | lost updates | verdict |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, lr := range r.phases() {
 		lag := fmt.Sprint(lr.Lag)
 		if lr.LinkRate > 0 {
 			lag = fmt.Sprintf("%v, link %d kbit/s", lr.Lag, lr.LinkRate/1000)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.3f | %.3f | %.2f | %d | %.3f | %.1f / %.1f ms | %d | %d | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %.3f | %.3f | %.2f | %d | %.3f | %.1f / %.1f / %.1f ms | %d | %d | %s |\n",
 			lr.Name, lag, lr.Updates, lr.Commits, lr.ConflictRate(), lr.SpuriousRate(), lr.RetriesPerCommit(),
-			lr.GaveUp, lr.StaleReadRate(), ms(lr.MedianStaleness), ms(lr.MaxStaleness), lr.MaxBehind, lr.LostUpdates, lr.Verdict)
+			lr.GaveUp, lr.StaleReadRate(), ms(lr.MedianStaleness), ms(lr.P99Staleness), ms(lr.MaxStaleness), lr.MaxBehind, lr.LostUpdates, lr.Verdict)
 	}
-	b.WriteString("\nlag: the replicas' mean sync interval; on a link level they sync at the top lag over a link slowed to that rate (a token bucket in the kernel, tc tbf, on the veth pair into the primary's network namespace). conflict rate: conflicts per commit attempt. spurious rate: conflicts whose load had already missed a version the primary acknowledged before the load began (they could not have won), per commit attempt. retries/commit: commit attempts beyond the first that a successful update needed. staleness: how long the first version a stale load missed had been acknowledged when the load began (the median over stale loads, and the worst).\n")
+	b.WriteString("\nlag: the replicas' mean sync interval; on a link level they sync at the top lag over a link slowed to that rate (a token bucket in the kernel, tc tbf, on the veth pair into the primary's network namespace). conflict rate: conflicts per commit attempt. spurious rate: conflicts whose load had already missed a version the primary acknowledged before the load began (they could not have won), per commit attempt. retries/commit: commit attempts beyond the first that a successful update needed. staleness: how long the first version a stale load missed had been acknowledged when the load began (over the stale loads: the median, the 99th percentile and the worst).\n")
 	if f := r.Faults; f != nil {
 		b.WriteString("\nFaults injected in the fault phase (times on its history's clock):\n\n")
 		for _, ft := range f.Faults {
