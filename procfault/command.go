@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/storecheck/storecheck/chaos/worker"
+	"github.com/storecheck/storecheck/worker"
 )
 
 // Command is how the parent starts its workers (package worker).

@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/storecheck/storecheck/backends"
 )
 
 // Crash-recovery bounds.
@@ -82,8 +84,9 @@ type CrashResult struct {
 // The error is for a run that could not be made (ErrNotRun) or was
 // interrupted (the context's error); a broken guarantee is CrashResult.Err.
 func CrashRecovery(ctx context.Context, opt CrashOptions) (*CrashResult, error) {
-	if _, ok := filePath(opt.URL); !ok {
-		return nil, notRun("crash-recovery needs a database file (sqlite:FILE, libsql:FILE or mutant:NAME?path=FILE), got %q", opt.URL)
+	t, err := target("crash-recovery", opt.URL, CrashNeeds()...)
+	if err != nil {
+		return nil, err
 	}
 	cycles := opt.Cycles
 	if cycles == 0 {
@@ -92,7 +95,7 @@ func CrashRecovery(ctx context.Context, opt CrashOptions) (*CrashResult, error) 
 	if cycles < 1 || cycles > MaxCycles {
 		return nil, notRun("cycles must be 1..%d, got %d", MaxCycles, cycles)
 	}
-	r := &crashRun{opt: opt, cycles: cycles, res: &CrashResult{Hooks: hookable(opt.URL)}, led: newLedger(), lat: initialLatency()}
+	r := &crashRun{opt: opt, cycles: cycles, res: &CrashResult{Hooks: t.Has(backends.CommitHooks)}, led: newLedger(), lat: initialLatency()}
 	defer r.fault("")
 	for c := 0; c <= cycles && r.res.Err == nil; c++ {
 		if err := r.cycle(ctx, c, c == cycles); err != nil {

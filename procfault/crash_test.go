@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/storecheck/storecheck/backends"
 )
 
 func selfCommand(t *testing.T) Command {
@@ -81,8 +83,8 @@ func TestCrashRecoveryPassesGuardedUpsert(t *testing.T) {
 
 func TestCrashRecoveryRefusesWhatItCannotCrash(t *testing.T) {
 	for _, url := range []string{"memory:", "sqlite::memory:", "mutant:split-commit", "rqlite://127.0.0.1:4001"} {
-		if ok, why := CrashApplies(url); ok || why == "" {
-			t.Errorf("%s: crash-recovery applies (%v, %q)", url, ok, why)
+		if bt, err := backends.Resolve(url); err != nil || !lacks(bt, CrashNeeds()) {
+			t.Errorf("%s: crash-recovery applies (%v)", url, err)
 		}
 		if _, err := CrashRecovery(context.Background(), CrashOptions{URL: url}); !errors.Is(err, ErrNotRun) {
 			t.Errorf("%s: want ErrNotRun, got %v", url, err)
@@ -103,4 +105,10 @@ func TestCrashRecoveryWithoutAWorker(t *testing.T) {
 	if !errors.Is(err, ErrNotRun) || !strings.Contains(err.Error(), "worker.Main") {
 		t.Fatalf("want NOT RUN naming worker.Main, got %v", err)
 	}
+}
+
+// lacks reports whether t lacks some of needs, with a reason.
+func lacks(t *backends.Target, needs []backends.Capability) bool {
+	missing, why := t.Lacks(needs)
+	return len(missing) > 0 && why != ""
 }

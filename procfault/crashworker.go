@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
 )
@@ -32,9 +33,9 @@ type crashWorker struct {
 func runCrashWorker(ctx context.Context, cfg workerConfig, em *emitter, in *inbox) error {
 	w := &crashWorker{cfg: cfg, em: em, in: in}
 	start := time.Now()
-	store, hooked, err := openStore(ctx, cfg.URL, storeSettings{
-		hooks:       sqlstore.Hooks{BeforeCommit: w.beforeCommit},
-		synchronous: cfg.Synchronous,
+	store, hooked, err := openStore(ctx, cfg.URL, backends.FileOptions{
+		Hooks:       sqlstore.Hooks{BeforeCommit: w.beforeCommit},
+		Synchronous: cfg.Synchronous,
 	})
 	if err != nil {
 		return em.fail("open", err)

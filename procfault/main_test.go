@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/storecheck/storecheck/chaos/worker"
+	"github.com/storecheck/storecheck/worker"
 )
 
 // TestMain lets the test binary act as the worker: the scenarios start

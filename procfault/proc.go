@@ -4,7 +4,7 @@ import (
 	"context"
 	"syscall"
 
-	"github.com/storecheck/storecheck/chaos/worker"
+	"github.com/storecheck/storecheck/worker"
 )
 
 // The worker roles of this package (see Roles).

@@ -11,7 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
 )
@@ -92,14 +91,12 @@ type StallResult struct {
 // The error is for a run that could not be made (ErrNotRun) or was
 // interrupted; a broken guarantee is StallResult.Err.
 func WriterStall(ctx context.Context, opt StallOptions) (*StallResult, error) {
-	if !hookable(opt.URL) {
-		return nil, notRun("writer-stall needs a sqlite: or libsql: database file, got %q", opt.URL)
-	}
-	if _, ok := filePath(opt.URL); !ok {
-		return nil, notRun("writer-stall needs a database file, got %q", opt.URL)
+	t, err := target("writer-stall", opt.URL, StallNeeds()...)
+	if err != nil {
+		return nil, err
 	}
 	opt = opt.withDefaults()
-	store, err := backends.Open(ctx, opt.URL, model.DefaultConfig())
+	store, err := t.Open(ctx, model.DefaultConfig())
 	if err != nil {
 		return nil, notRun("backend could not be opened: %v", err)
 	}

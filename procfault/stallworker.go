@@ -5,10 +5,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/sqlstore"
-	"github.com/storecheck/storecheck/chaos/worker"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/worker"
 	"github.com/storecheck/storecheck/workload"
 )
 
@@ -28,9 +29,9 @@ type stallWorker struct {
 // "release" (the parent stops the process meanwhile).
 func runStallWorker(ctx context.Context, cfg workerConfig, em *emitter, in *inbox) error {
 	w := &stallWorker{cfg: cfg, em: em, in: in}
-	store, _, err := openStore(ctx, cfg.URL, storeSettings{
-		hooks: sqlstore.Hooks{BeforeCommit: w.beforeCommit},
-		busy:  time.Duration(cfg.BusyTimeoutMS) * time.Millisecond,
+	store, _, err := openStore(ctx, cfg.URL, backends.FileOptions{
+		Hooks: sqlstore.Hooks{BeforeCommit: w.beforeCommit},
+		Busy:  time.Duration(cfg.BusyTimeoutMS) * time.Millisecond,
 	})
 	if err != nil {
 		return em.fail("open", err)

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/storecheck/storecheck/chaos/worker"
+	"github.com/storecheck/storecheck/worker"
 )
 
 // Worker modes.

@@ -91,7 +91,7 @@ type Config struct {
 }
 
 // normalize fills defaults and rejects impossible values.
-func (c Config) normalize(t Target) (Config, error) {
+func (c Config) normalize(t *Target) (Config, error) {
 	if c.Clients == 0 {
 		c.Clients = DefaultClients
 	}

@@ -8,20 +8,6 @@ import (
 	"github.com/storecheck/storecheck/model"
 )
 
-// Positioner is a cluster whose replicas know their replication position
-// and can be read locally, table by table (real embedded replicas). For
-// it, convergence after the heal is checked on every table at the
-// replication log's position, not only on the executions the heal loads.
-type Positioner interface {
-	// PrimaryPosition is the primary's replication index now.
-	PrimaryPosition(ctx context.Context) (int64, error)
-	// Position is the replication position replica name's last sync
-	// reached.
-	Position(name string) (int64, bool)
-	// LocalDump reads replica name's six tables from its own copy.
-	LocalDump(ctx context.Context, name string) (*model.Dump, error)
-}
-
 // guaranteeConvergence names the guarantee converge checks.
 const guaranteeConvergence = "replica convergence"
 

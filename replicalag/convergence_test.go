@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/storecheck/storecheck/backends/libsql"
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/model"
 )
@@ -76,13 +75,13 @@ func TestConverge(t *testing.T) {
 }
 
 // crasher reopens replicas as the test says.
-type crasher struct{ r *libsql.ReopenedReplica }
+type crasher struct{ r *replica.Reopened }
 
 func (c crasher) StartReplicaProcess(context.Context, string) error { return nil }
 func (c crasher) KillReplicaProcess(context.Context, string, time.Duration) (int64, error) {
 	return c.r.Killed, nil
 }
-func (c crasher) ReopenReplica(context.Context, string, uint64) (*libsql.ReopenedReplica, error) {
+func (c crasher) ReopenReplica(context.Context, string, uint64) (*replica.Reopened, error) {
 	return c.r, nil
 }
 
@@ -91,13 +90,13 @@ func (c crasher) ReopenReplica(context.Context, string, uint64) (*libsql.Reopene
 // unless the primary restarted meanwhile.
 func TestReopenedReplicaChecks(t *testing.T) {
 	cases := []struct {
-		r    libsql.ReopenedReplica
+		r    replica.Reopened
 		want string
 	}{
-		{libsql.ReopenedReplica{Integrity: "ok", Killed: 9, Resumed: 9, Comparable: true}, ""},
-		{libsql.ReopenedReplica{Integrity: "*** in database main ***\nPage 3: btreeInitPage() returns error code 11", Killed: 9, Resumed: 9, Comparable: true}, "replica integrity"},
-		{libsql.ReopenedReplica{Integrity: "ok", Killed: 9, Resumed: 4, Comparable: true}, "replica monotonic"},
-		{libsql.ReopenedReplica{Integrity: "ok", Killed: 9, Resumed: 4, Comparable: false}, ""},
+		{replica.Reopened{Integrity: "ok", Killed: 9, Resumed: 9, Comparable: true}, ""},
+		{replica.Reopened{Integrity: "*** in database main ***\nPage 3: btreeInitPage() returns error code 11", Killed: 9, Resumed: 9, Comparable: true}, "replica integrity"},
+		{replica.Reopened{Integrity: "ok", Killed: 9, Resumed: 4, Comparable: true}, "replica monotonic"},
+		{replica.Reopened{Integrity: "ok", Killed: 9, Resumed: 4, Comparable: false}, ""},
 	}
 	for _, c := range cases {
 		in := &injector{}

@@ -17,33 +17,25 @@ import (
 
 // The faults of the fault phase.
 const (
-	FaultStall = "stall-replica" // a replica stops syncing for a window
-	FaultCut   = "cut-replica"   // a client loses its link to the primary
-	FaultKill  = "kill-primary"  // the primary is killed, then restarted
-	FaultPause = "pause-primary" // the primary is frozen (SIGSTOP), then thawed
+	FaultStall = string(replica.Stall) // a replica stops syncing for a window
+	FaultCut   = string(replica.Cut)   // a client loses its link to the primary
+	FaultKill  = string(replica.Kill)  // the primary is killed, then restarted
+	FaultPause = string(replica.Pause) // the primary is frozen (SIGSTOP), then thawed
 	// FaultCrashReplica kills a replica client's process while it syncs
 	// and reopens its file here.
-	FaultCrashReplica = "crash-replica"
+	FaultCrashReplica = string(replica.CrashClient)
 )
 
 // crashedReplica names the replica client of the crash-replica fault: it
 // runs beside the traffic's clients, in a process of its own.
 const crashedReplica = "rx"
 
-// Faults lists the faults a cluster can take, in plan order.
-func Faults(cl any) []string {
-	out := []string{FaultStall}
-	if _, ok := cl.(Faulter); ok {
-		out = append(out, FaultCut)
-	}
-	if _, ok := cl.(ReplicaCrasher); ok {
-		out = append(out, FaultCrashReplica)
-	}
-	if _, ok := cl.(PrimaryPauser); ok {
-		out = append(out, FaultPause)
-	}
-	if _, ok := cl.(Faulter); ok {
-		out = append(out, FaultKill)
+// faultsOf lists the faults a replica set's clusters take, in plan order:
+// its controls are the fault names.
+func faultsOf(t *Target) []string {
+	out := make([]string, len(t.Controls))
+	for i, c := range t.Controls {
+		out[i] = string(c)
 	}
 	return out
 }

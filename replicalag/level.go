@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
@@ -30,11 +31,11 @@ type phase struct {
 
 // errNotOpened marks a cluster that could not be opened: the backend is
 // not there, which a scenario reports as NOT RUN.
-var errNotOpened = errors.New("replicas could not be opened")
+var errNotOpened = backends.ErrReplicasUnavailable
 
 // runPhase opens a fresh cluster, runs the traffic (and faults), heals,
 // checks and measures.
-func runPhase(ctx context.Context, t Target, cfg *Config, ph phase) (res *LevelResult, err error) {
+func runPhase(ctx context.Context, t *Target, cfg *Config, ph phase) (res *LevelResult, err error) {
 	cl, err := t.Open(ctx, Level{Lag: ph.lag, Link: ph.link, Label: ph.name}, cfg.Seed)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", errNotOpened, ph.name, err)
@@ -68,7 +69,7 @@ func runPhase(ctx context.Context, t Target, cfg *Config, ph phase) (res *LevelR
 	var inj *injector
 	var wg sync.WaitGroup
 	if ph.faults {
-		plan := faultPlan(cfg.Seed, names, t.Faults)
+		plan := faultPlan(cfg.Seed, names, faultsOf(t))
 		if err := startProcesses(ctx, cl, plan); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", errNotOpened, ph.name, err)
 		}

@@ -2,13 +2,13 @@ package replicalag
 
 import (
 	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/linearizability"
 )
 
@@ -21,9 +21,13 @@ func small(dir string, seed uint64) Config {
 	}
 }
 
-func lagsimTargetT(t *testing.T, query string) Target {
+func lagsimTargetT(t *testing.T, query string) *Target {
 	t.Helper()
-	tg, err := TargetFor(context.Background(), "lagsim:"+filepath.Join(t.TempDir(), "p.db")+query, "")
+	bt, err := backends.Resolve("lagsim:" + filepath.Join(t.TempDir(), "p.db") + query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg, err := bt.Replicas(context.Background(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,23 +131,4 @@ func fmtDurations(ds []time.Duration) string {
 		parts = append(parts, d.String())
 	}
 	return "[" + strings.Join(parts, " ") + "]"
-}
-
-// TestNotApplicable: other backends are refused with the reason, and a
-// libsql+replica URL with no sqld here is not opened, with the reason.
-func TestNotApplicable(t *testing.T) {
-	if ok, why := Applies("sqlite:/tmp/x.db"); ok || !strings.Contains(why, "replicas") {
-		t.Errorf("Applies(sqlite:) = %v, %q", ok, why)
-	}
-	if ok, _ := Applies("libsql+replica:/tmp/x.db"); !ok {
-		t.Errorf("libsql+replica: must apply")
-	}
-	t.Setenv("SQLD", filepath.Join(t.TempDir(), "no-sqld"))
-	_, err := TargetFor(context.Background(), "libsql+replica:"+filepath.Join(t.TempDir(), "r.db")+"?image=storecheck.invalid/none:0", "")
-	if err == nil {
-		t.Skip("a sqld or the image is available here: the NOT RUN path cannot be shown")
-	}
-	if !errors.Is(err, ErrNotOpened) || !strings.Contains(err.Error(), "sqld") {
-		t.Errorf("no sqld: %v, want ErrNotOpened naming sqld", err)
-	}
 }

@@ -42,7 +42,7 @@ var ErrNotOpened = errNotOpened
 // broken guarantee is a Result with the verdict Illegal; the error is for
 // the harness (a cluster that cannot be opened, wrapped with ErrNotOpened;
 // ctx ending; artifacts that cannot be written).
-func Run(ctx context.Context, t Target, cfg Config) (*Result, error) {
+func Run(ctx context.Context, t *Target, cfg Config) (*Result, error) {
 	cfg, err := cfg.normalize(t)
 	if err != nil {
 		return nil, err
@@ -130,7 +130,7 @@ func (r *Result) phases() []*LevelResult {
 // Digest hashes the seeded schedule a sweep on t with cfg follows: per
 // level, every client's targets and first backoffs and every replica's
 // first sync waits; and the fault plan. It runs nothing.
-func Digest(t Target, cfg Config) string {
+func Digest(t *Target, cfg Config) string {
 	cfg, err := cfg.normalize(t)
 	if err != nil {
 		return ""
@@ -165,7 +165,7 @@ func Digest(t Target, cfg Config) string {
 		}
 	}
 	if cfg.Faults {
-		for _, s := range faultPlan(cfg.Seed, names, t.Faults) {
+		for _, s := range faultPlan(cfg.Seed, names, faultsOf(t)) {
 			h.Write([]byte(s.Fault + "/" + s.Target))
 			put(int64(s.At))
 			put(int64(s.For))

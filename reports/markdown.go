@@ -42,8 +42,12 @@ func renderMarkdown(rep *report) ([]byte, error) {
 	for _, v := range rep.Runs {
 		p, ok := v.latency("commit")
 		rate, rok := v.conflictRate()
+		verdict := string(v.Verdict)
+		if v.KnownIssue != "" {
+			verdict += " (known issue)"
+		}
 		fmt.Fprintf(&b, "| %s | %s | %s %s | %s | %s | %s | %s |\n",
-			mdCell(mdCode(v.Backend)), mdCell(mdText(v.Scenario)), verdictMark(v.Verdict), v.Verdict,
+			mdCell(mdCode(v.Backend)), mdCell(mdText(v.Scenario)), verdictMark(v.Verdict), verdict,
 			fmtCount(v.Ops), fmtRate(v.throughput()), fmtMS(p.P99, ok), fmtPct(rate, rok))
 	}
 	writeFailures(&b, rep)
@@ -70,6 +74,9 @@ func writeFailures(b *strings.Builder, rep *report) {
 		fmt.Fprintf(b, "#### %d. %s · %s\n\n", v.Index, mdCode(v.Backend), mdText(v.Scenario))
 		if v.Guarantee != "" {
 			fmt.Fprintf(b, "- **Broken guarantee:** %s\n", mdText(v.Guarantee))
+		}
+		if v.KnownIssue != "" {
+			fmt.Fprintf(b, "- **Known upstream issue:** `%s` (docs/KNOWN-ISSUES.md): the run's evidence shows it\n", v.KnownIssue)
 		}
 		if v.Reason != "" {
 			fmt.Fprintf(b, "- **Reason:** %s\n", mdText(clip(v.Reason, mdMaxReason)))

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/replicalag"
@@ -20,6 +21,7 @@ func concurrentScenario() Scenario {
 	return Scenario{
 		Name:    "concurrent",
 		Summary: "many clients at once; the history checked for linearizability with porcupine, plus atomicity, delivery, dedupe and timer checks (on replica backends each client reads from a replica of its own, held to the replica rules)",
+		Needs:   []backends.Capability{backends.ExecutionStore},
 		Run:     runConcurrent,
 	}
 }
@@ -115,14 +117,14 @@ func firstViolation(res *workload.Result) string {
 // (lagsim:, libsql+replica:) that is the primary, and every client gets a
 // replica of its own, syncing at the URL's interval.
 func openConcurrent(ctx context.Context, t Target, p Params, cfg model.Config) (model.Store, []linearizability.Replica, []string, func() error, error) {
-	if ok, _ := replicalag.Applies(t.URL); !ok {
+	if !t.Has(backends.Replicas) {
 		store, err := t.Open(ctx, cfg)
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
 		return store, nil, servers(store), store.Close, nil
 	}
-	target, err := replicalag.TargetFor(ctx, t.URL, logDir(p))
+	target, err := t.Replicas(ctx, logDir(p))
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

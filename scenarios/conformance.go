@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/conformance"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
@@ -23,6 +24,7 @@ func conformanceScenario() Scenario {
 	return Scenario{
 		Name:    "conformance",
 		Summary: "random operation sequences against the reference model; results and all six tables compared after every step",
+		Needs:   []backends.Capability{backends.ExecutionStore},
 		Run:     runConformance,
 	}
 }

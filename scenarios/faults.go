@@ -20,7 +20,7 @@ func crashRecoveryScenario() Scenario {
 	return Scenario{
 		Name:    "crash-recovery",
 		Summary: "a worker process commits until SIGKILLed at a seeded moment, often mid-commit; each recovery is checked for integrity, durability of every acknowledged commit, atomicity of the one in flight, and against the reference model",
-		Applies: procfault.CrashApplies,
+		Needs:   procfault.CrashNeeds(),
 		Run:     runCrashRecovery,
 	}
 }
@@ -31,7 +31,7 @@ func writerStallScenario() Scenario {
 	return Scenario{
 		Name:    "writer-stall",
 		Summary: "worker processes share one file; one is SIGSTOPped holding the write lock, the others see busy errors; the merged history is checked for linearizability, atomicity, delivery and dedupe",
-		Applies: procfault.StallApplies,
+		Needs:   procfault.StallNeeds(),
 		Run:     runWriterStall,
 	}
 }

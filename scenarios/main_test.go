@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/storecheck/storecheck/chaos/worker"
+	"github.com/storecheck/storecheck/worker"
 )
 
 // TestMain lets this test binary be the worker processes its scenarios

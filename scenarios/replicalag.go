@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/replicalag"
 	"github.com/storecheck/storecheck/reports"
@@ -23,13 +24,13 @@ func replicaLagScenario() Scenario {
 		Name: "replica-lag-conflict",
 		Summary: "clients load from their own replica, commit on the primary and retry conflicts, at each lag of a sweep up to the URL's and under replica faults; " +
 			"no lost update, commits linearizable, replica reads monotonic and read-your-writes, replicas converge; conflict rate, retries and staleness per lag (lagsim: is a simulation)",
-		Applies: replicalag.Applies,
-		Run:     runReplicaLag,
+		Needs: []backends.Capability{backends.ExecutionStore, backends.Replicas},
+		Run:   runReplicaLag,
 	}
 }
 
 func runReplicaLag(ctx context.Context, t Target, p Params) Result {
-	target, err := replicalag.TargetFor(ctx, t.URL, logDir(p))
+	target, err := t.Replicas(ctx, logDir(p))
 	if err != nil {
 		return Result{Verdict: reports.NotRun, Reason: flatReason(err.Error())}
 	}

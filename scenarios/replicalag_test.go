@@ -7,9 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
-	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/internal/knownissues"
 	"github.com/storecheck/storecheck/reports"
 )
 
@@ -20,11 +19,11 @@ func runReplicaLagOn(t *testing.T, url string) (Result, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, why := sc.Applies(url); !ok {
+	if ok, why := sc.Applies(mustTarget(t, url).Target); !ok {
 		t.Fatalf("the scenario does not apply to %s: %s", url, why)
 	}
 	out := keptOnFailure(t)
-	target := Target{URL: url, Open: func(ctx context.Context, cfg model.Config) (model.Store, error) { return backends.Open(ctx, url, cfg) }}
+	target := mustTarget(t, url)
 	res := sc.Run(context.Background(), target, Params{Seed: 3, OutDir: out, Clients: 4, Executions: 2, Ops: 240})
 	t.Logf("%s: %s %s", url, res.Verdict, res.Reason)
 	return res, out
@@ -64,12 +63,19 @@ func TestReplicaLagConflictCatchesCASOnReplica(t *testing.T) {
 func TestReplicaLagConflictOnSqld(t *testing.T) {
 	url := "libsql+replica:" + filepath.Join(t.TempDir(), "r.db") + "?sync_interval=50ms"
 	_, unavailable := sqld.Find(context.Background(), "", "")
-	res, _ := runReplicaLagOn(t, url)
+	res, out := runReplicaLagOn(t, url)
 	if unavailable != nil {
 		if res.Verdict != reports.NotRun || !strings.Contains(res.Reason, "sqld") {
 			t.Fatalf("without sqld: %s %s; want NOT RUN naming sqld", res.Verdict, res.Reason)
 		}
 		t.Skipf("NOT RUN: %v", unavailable)
+	}
+	if res.Verdict == reports.Fail {
+		if is := knownissues.Match("libsql+replica", "replica-lag-conflict", res.Guarantee, out); is != nil {
+			// A confirmed sqld bug, not storecheck's: reported, accepted.
+			t.Logf("FAIL explained by known issue %s (%s): %s", is.ID, is.Upstream, res.Reason)
+			return
+		}
 	}
 	if res.Verdict != reports.Pass || res.Metrics["simulation"] != 0 {
 		t.Fatalf("on sqld: %s %s", res.Verdict, res.Reason)
@@ -82,13 +88,12 @@ func TestReplicaLagConflictApplies(t *testing.T) {
 		t.Fatal(err)
 	}
 	for url, want := range map[string]bool{"lagsim:/tmp/p.db": true, "libsql+replica:/tmp/r.db": true, "sqlite:/tmp/x.db": false, "memory:": false} {
-		if ok, why := sc.Applies(url); ok != want || (!ok && why == "") {
+		if ok, why := sc.Applies(mustTarget(t, url).Target); ok != want || (!ok && why == "") {
 			t.Errorf("Applies(%s) = %v %q, want %v", url, ok, why, want)
 		}
 	}
-	bad := Target{URL: "lagsim:/nonexistent-dir/p.db"}
-	if res := sc.Run(context.Background(), bad, Params{Seed: 1}); res.Verdict != reports.NotRun {
-		t.Errorf("a bad URL: %s %s", res.Verdict, res.Reason)
+	if _, err := TargetFor("lagsim:/nonexistent-dir/p.db"); err == nil {
+		t.Errorf("a bad URL was resolved")
 	}
 }
 
@@ -109,4 +114,14 @@ func keptOnFailure(t *testing.T) string {
 		os.RemoveAll(dir)
 	})
 	return dir
+}
+
+// mustTarget resolves url or fails the test.
+func mustTarget(t *testing.T, url string) Target {
+	t.Helper()
+	tg, err := TargetFor(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tg
 }

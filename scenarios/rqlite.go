@@ -8,9 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/rqlite"
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
-	"github.com/storecheck/storecheck/backends/rqlite/managed"
 	"github.com/storecheck/storecheck/chaos"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
@@ -67,14 +67,10 @@ type clusterStore interface {
 	NodeView(id string, level rqlite.Level) (*rqlite.Store, error)
 }
 
-// rqliteApplies accepts the backends that start their own cluster.
-func rqliteApplies(url string) (bool, string) {
-	for _, s := range []string{managed.ProcessScheme, managed.ContainerScheme} {
-		if strings.HasPrefix(url, s+":") {
-			return true, ""
-		}
-	}
-	return false, "needs a cluster this run starts and can break (rqlite+process: or rqlite+container:)"
+// clusterNeeds are what the fault scenarios need: a cluster this run
+// starts and can break.
+func clusterNeeds() []backends.Capability {
+	return []backends.Capability{backends.ExecutionStore, backends.ServerCluster}
 }
 
 func faultScenario(name, summary string, schedule func(cluster.Cluster) chaos.Schedule) Scenario {
@@ -82,7 +78,7 @@ func faultScenario(name, summary string, schedule func(cluster.Cluster) chaos.Sc
 		Name: name,
 		Summary: summary + "; porcupine and the global checks, then after healing every acknowledged commit on every node " +
 			"and all nodes' tables identical at the same applied index",
-		Applies: rqliteApplies,
+		Needs: clusterNeeds(),
 		Run: func(ctx context.Context, t Target, p Params) Result {
 			return runFaults(ctx, t, p, name, schedule)
 		},

@@ -28,8 +28,8 @@ func followerReadScenario() Scenario {
 		Name: "follower-read",
 		Summary: "reads served by one follower at the URL's level (level=none|weak|linearizable|strong) while it is cut off " +
 			"from the others: level=none must FAIL with stale reads caught, strong and linearizable must pass",
-		Applies: rqliteApplies,
-		Run:     runFollowerRead,
+		Needs: clusterNeeds(),
+		Run:   runFollowerRead,
 	}
 }
 

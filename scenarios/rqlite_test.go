@@ -38,8 +38,9 @@ type opened struct {
 	stores []*managed.Store
 }
 
-func (o *opened) target(url string) Target {
-	return Target{URL: url, Open: func(ctx context.Context, cfg model.Config) (model.Store, error) {
+func (o *opened) target(t *testing.T, url string) Target {
+	tg := mustTarget(t, url)
+	tg.Opener = func(ctx context.Context, cfg model.Config) (model.Store, error) {
 		s, err := backends.Open(ctx, url, cfg)
 		if ms, ok := s.(*managed.Store); ok {
 			o.mu.Lock()
@@ -47,7 +48,8 @@ func (o *opened) target(url string) Target {
 			o.mu.Unlock()
 		}
 		return s, err
-	}}
+	}
+	return tg
 }
 
 // assertCleanedUp checks that nothing a recorded store's cluster started is
@@ -92,17 +94,15 @@ func (o *opened) assertCleanedUp(t *testing.T) {
 // reason, when the cluster cannot start.
 func TestRqliteScenariosNotRun(t *testing.T) {
 	for _, sc := range rqliteScenarios() {
-		if ok, why := sc.Applies("memory:"); ok || why == "" {
+		if ok, why := sc.Applies(mustTarget(t, "memory:").Target); ok || why == "" {
 			t.Errorf("%s applies to memory:", sc.Name)
 		}
-		if ok, _ := sc.Applies("rqlite+container:?nodes=3"); !ok {
+		if ok, _ := sc.Applies(mustTarget(t, "rqlite+container:?nodes=3").Target); !ok {
 			t.Errorf("%s does not apply to rqlite+container:", sc.Name)
 		}
 		start := time.Now()
 		url := "rqlite+process:?rqlited=" + filepath.Join(t.TempDir(), "no-rqlited")
-		res := sc.Run(context.Background(), Target{URL: url, Open: func(ctx context.Context, cfg model.Config) (model.Store, error) {
-			return backends.Open(ctx, url, cfg)
-		}}, Params{Seed: 1})
+		res := sc.Run(context.Background(), mustTarget(t, url), Params{Seed: 1})
 		if res.Verdict != reports.NotRun || !strings.Contains(res.Reason, "rqlited") || time.Since(start) > 5*time.Second {
 			t.Errorf("%s: %s %q after %v", sc.Name, res.Verdict, res.Reason, time.Since(start))
 		}
@@ -122,7 +122,7 @@ func TestFollowerReadHazard(t *testing.T) {
 			var o opened
 			dir := t.TempDir()
 			url := "rqlite+process:?nodes=3&level=" + c.level + "&rqlited=" + bin
-			res := followerReadScenario().Run(context.Background(), o.target(url),
+			res := followerReadScenario().Run(context.Background(), o.target(t, url),
 				Params{Seed: 3, OutDir: dir, Clients: 6, Executions: 2, Duration: 12 * time.Second})
 			t.Logf("%s: %s %s %s", c.level, res.Verdict, res.Guarantee, res.Reason)
 			if res.Verdict != c.want {
@@ -150,7 +150,7 @@ func TestRqliteCleanup(t *testing.T) {
 	t.Run("passed", func(t *testing.T) {
 		var o opened
 		sc, _ := Lookup("partition-leader")
-		res := sc.Run(context.Background(), o.target(url), Params{Seed: 2, OutDir: t.TempDir(), Clients: 4, Executions: 2, Duration: 8 * time.Second})
+		res := sc.Run(context.Background(), o.target(t, url), Params{Seed: 2, OutDir: t.TempDir(), Clients: 4, Executions: 2, Duration: 8 * time.Second})
 		if res.Verdict != reports.Pass {
 			t.Errorf("verdict %s: %s", res.Verdict, res.Reason)
 		}
@@ -161,7 +161,7 @@ func TestRqliteCleanup(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 7*time.Second)
 		defer cancel()
 		sc, _ := Lookup("leader-kill")
-		res := sc.Run(ctx, o.target(url), Params{Seed: 2, OutDir: t.TempDir(), Duration: time.Minute})
+		res := sc.Run(ctx, o.target(t, url), Params{Seed: 2, OutDir: t.TempDir(), Duration: time.Minute})
 		if res.Verdict != reports.Interrupted {
 			t.Errorf("verdict %s: %s", res.Verdict, res.Reason)
 		}
@@ -183,7 +183,7 @@ func TestContainerCleanup(t *testing.T) {
 	var o opened
 	url := "rqlite+container:?nodes=3&image=build&rqlited=" + bin
 	sc, _ := Lookup("follower-stall")
-	res := sc.Run(context.Background(), o.target(url), Params{Seed: 4, OutDir: t.TempDir(), Clients: 4, Executions: 2, Duration: 8 * time.Second})
+	res := sc.Run(context.Background(), o.target(t, url), Params{Seed: 4, OutDir: t.TempDir(), Clients: 4, Executions: 2, Duration: 8 * time.Second})
 	if res.Verdict != reports.Pass {
 		t.Errorf("verdict %s: %s", res.Verdict, res.Reason)
 	}
@@ -206,7 +206,7 @@ func TestVersionGuardMutantOnRealCluster(t *testing.T) {
 		t.Run(c.guard, func(t *testing.T) {
 			var o opened
 			url := "rqlite+process:?nodes=3&guard=" + c.guard + "&rqlited=" + bin
-			res := conc.Run(context.Background(), o.target(url), Params{Seed: 5, OutDir: t.TempDir(), Clients: 12, Executions: 2, Ops: 1500})
+			res := conc.Run(context.Background(), o.target(t, url), Params{Seed: 5, OutDir: t.TempDir(), Clients: 12, Executions: 2, Ops: 1500})
 			t.Logf("guard=%s: %s %s %s", c.guard, res.Verdict, res.Guarantee, res.Reason)
 			if res.Verdict != c.want {
 				t.Fatalf("guard=%s: verdict %s (%s), want %s", c.guard, res.Verdict, res.Reason, c.want)

@@ -17,41 +17,12 @@ import (
 	"github.com/storecheck/storecheck/workload/leasestall"
 )
 
-// withRunStores returns list with the run-store scenarios added, and every
-// scenario of list — they check the execution store — told that it does not
-// apply to a run-store URL.
-func withRunStores(list []Scenario) []Scenario {
-	for i := range list {
-		list[i].Applies = executionStoreOnly(list[i].Applies)
-	}
-	return append(list, runsConformanceScenario(), leaseStallScenario())
-}
-
-// executionStoreOnly wraps an execution-store scenario's Applies so that a
-// run-store URL is NOT RUN with the reason, instead of failing to open.
-func executionStoreOnly(applies func(string) (bool, string)) func(string) (bool, string) {
-	return func(url string) (bool, string) {
-		if backends.IsRunStore(url) {
-			return false, "it checks the execution store and this is a run store (run-store scenarios: runs-conformance, lease-stall)"
-		}
-		if applies == nil {
-			return true, ""
-		}
-		return applies(url)
-	}
-}
-
-// runStoreOnly is the Applies of the run-store scenarios.
-func runStoreOnly(url string) (bool, string) {
-	if !backends.IsRunStore(url) {
-		return false, "it checks the run store: it needs runs+memory:, runs+sqlite:PATH or runs+mutant:NAME"
-	}
-	return true, ""
-}
+// runStoreNeeds are what the run-store scenarios need.
+func runStoreNeeds() []backends.Capability { return []backends.Capability{backends.RunStore} }
 
 // openRuns opens the target's run store, emptied.
 func openRuns(ctx context.Context, t Target) (runs.Store, error) {
-	s, err := backends.OpenRuns(ctx, t.URL)
+	s, err := t.OpenRuns(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -71,13 +42,13 @@ func runsConformanceScenario() Scenario {
 	return Scenario{
 		Name:    "runs-conformance",
 		Summary: "run store: random operation sequences (leases, fencing tokens, interrupts) against the reference model; results and all five tables compared after every step",
-		Applies: runStoreOnly,
+		Needs:   runStoreNeeds(),
 		Run:     runRunsConformance,
 	}
 }
 
 func runRunsConformance(ctx context.Context, t Target, p Params) Result {
-	probe, err := backends.OpenRuns(ctx, t.URL)
+	probe, err := t.OpenRuns(ctx)
 	if err != nil {
 		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be opened: %v", err)}
 	}
@@ -88,7 +59,7 @@ func runRunsConformance(ctx context.Context, t Target, p Params) Result {
 		stop := mirror(&stats.Ops, &p.Progress.Ops)
 		defer stop()
 	}
-	open := func(ctx context.Context) (runs.Store, error) { return backends.OpenRuns(ctx, t.URL) }
+	open := func(ctx context.Context) (runs.Store, error) { return t.OpenRuns(ctx) }
 	rep, err := confruns.Check(ctx, open, confruns.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, Stats: stats})
 	res := Result{Ops: rep.Ops, Cases: rep.Cases, Digest: rep.Digest}
 	keep(p, "rapid.log", []byte(strings.Join(rep.Output, "\n")+"\n"))
@@ -116,7 +87,7 @@ func leaseStallScenario() Scenario {
 	return Scenario{
 		Name:    "lease-stall",
 		Summary: "run store: workers claim, renew, checkpoint and finish while one stalls past its lease (paused goroutine, SIGSTOPped process) and another takes the run over; stale tokens must be rejected, one live lease per run (porcupine), tokens increasing, gap-free numbering, idempotent creates",
-		Applies: runStoreOnly,
+		Needs:   runStoreNeeds(),
 		Run:     runLeaseStall,
 	}
 }

@@ -13,15 +13,15 @@ import (
 func TestRunStoreScenariosApplyOnlyToRunStores(t *testing.T) {
 	for _, sc := range All() {
 		runStore := sc.Name == "lease-stall" || sc.Name == "runs-conformance"
-		if sc.Applies == nil {
-			t.Errorf("%s: no Applies; it must refuse the other contract's URLs", sc.Name)
+		if len(sc.Needs) == 0 {
+			t.Errorf("%s: needs nothing; it must refuse the other contract's URLs", sc.Name)
 			continue
 		}
-		if ok, why := sc.Applies("runs+sqlite:/tmp/x.db"); ok != runStore || (!ok && why == "") {
+		if ok, why := sc.Applies(mustTarget(t, "runs+sqlite:/tmp/x.db").Target); ok != runStore || (!ok && why == "") {
 			t.Errorf("%s on a run-store URL: applies=%v (%q)", sc.Name, ok, why)
 		}
 		if runStore {
-			if ok, why := sc.Applies("sqlite:/tmp/x.db"); ok || why == "" {
+			if ok, why := sc.Applies(mustTarget(t, "sqlite:/tmp/x.db").Target); ok || why == "" {
 				t.Errorf("%s on an execution-store URL: applies=%v (%q)", sc.Name, ok, why)
 			}
 		}
@@ -35,7 +35,7 @@ func TestLeaseStallPassesOnSQLite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := sc.Run(context.Background(), Target{URL: url}, Params{Seed: 5, Checks: 30, OutDir: t.TempDir()})
+		res := sc.Run(context.Background(), mustTarget(t, url), Params{Seed: 5, Checks: 30, OutDir: t.TempDir()})
 		if res.Verdict != reports.Pass {
 			t.Fatalf("%s: %s: %s", name, res.Verdict, res.Reason)
 		}
@@ -58,7 +58,7 @@ func TestLeaseStallCatchesEveryMutant(t *testing.T) {
 	}
 	for _, m := range runmutants.Catalogue() {
 		t.Run(m.Name, func(t *testing.T) {
-			res := sc.Run(context.Background(), Target{URL: "runs+mutant:" + m.Name}, Params{Seed: 5})
+			res := sc.Run(context.Background(), mustTarget(t, "runs+mutant:"+m.Name), Params{Seed: 5})
 			if res.Verdict != reports.Fail {
 				t.Fatalf("mutant survived: %s %s", res.Verdict, res.Reason)
 			}

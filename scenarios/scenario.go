@@ -13,16 +13,37 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/conformance"
+	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
 )
 
-// Target is the backend a scenario runs against.
+// Target is the backend a scenario runs against, resolved from its URL
+// (print the URL only through reports.Redact); its Open opens a fresh
+// store.
 type Target struct {
-	// URL is the backend URL as given; print it only through reports.Redact.
-	URL string
-	// Open opens a fresh, empty store of the backend.
-	Open conformance.Opener
+	*backends.Target
+	// Opener, when set, replaces the backend's Open: a test that watches
+	// what a scenario opens.
+	Opener conformance.Opener
+}
+
+// Open opens a fresh store of the backend.
+func (t Target) Open(ctx context.Context, cfg model.Config) (model.Store, error) {
+	if t.Opener != nil {
+		return t.Opener(ctx, cfg)
+	}
+	return t.Target.Open(ctx, cfg)
+}
+
+// TargetFor resolves a backend URL for the scenarios.
+func TargetFor(rawURL string) (Target, error) {
+	t, err := backends.Resolve(rawURL)
+	if err != nil {
+		return Target{}, err
+	}
+	return Target{Target: t}, nil
 }
 
 // Params are the knobs a scenario reads. Zero values mean the scenario's
@@ -89,17 +110,26 @@ type Result struct {
 type Scenario struct {
 	Name    string
 	Summary string
-	// Applies reports whether the scenario makes sense for a backend URL,
-	// and if not, why; nil means it applies to every backend.
-	Applies func(backendURL string) (bool, string)
-	Run     func(ctx context.Context, t Target, p Params) Result
+	// Needs are the capabilities a backend must offer for the scenario to
+	// make sense (package backends); Applies follows from them.
+	Needs []backends.Capability
+	Run   func(ctx context.Context, t Target, p Params) Result
+}
+
+// Applies reports whether the scenario makes sense for a backend, and if
+// not, why.
+func (s Scenario) Applies(t *backends.Target) (bool, string) {
+	if _, why := t.Lacks(s.Needs); why != "" {
+		return false, why
+	}
+	return true, ""
 }
 
 // All returns every scenario, by name.
 func All() []Scenario {
 	list := []Scenario{conformanceScenario(), concurrentScenario(), replicaLagScenario(), crashRecoveryScenario(), writerStallScenario()}
 	list = append(list, rqliteScenarios()...)
-	list = withRunStores(list)
+	list = append(list, runsConformanceScenario(), leaseStallScenario())
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	return list
 }

@@ -5,8 +5,8 @@ import (
 
 	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/libsql"
-	"github.com/storecheck/storecheck/chaos/worker"
 	"github.com/storecheck/storecheck/procfault"
+	"github.com/storecheck/storecheck/worker"
 	"github.com/storecheck/storecheck/workload/leasestall"
 )
 

@@ -20,8 +20,8 @@ import (
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/backends/sqlstore"
-	"github.com/storecheck/storecheck/chaos/worker"
 	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/worker"
 )
 
 // remoteIdle is how long a remote (Hrana) connection may idle in the pool:

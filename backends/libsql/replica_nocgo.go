@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/backends/replica"
-	"github.com/storecheck/storecheck/chaos/worker"
 	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/worker"
 )
 
 // ReplicaCluster needs cgo; without it OpenReplicaCluster fails.

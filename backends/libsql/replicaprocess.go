@@ -14,8 +14,9 @@ import (
 
 	golibsql "github.com/tursodatabase/go-libsql"
 
+	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/backends/sqlstore"
-	"github.com/storecheck/storecheck/chaos/worker"
+	"github.com/storecheck/storecheck/worker"
 )
 
 // A replica client killed mid-sync. The fault runs an embedded replica in
@@ -189,7 +190,7 @@ func (c *ReplicaCluster) KillReplicaProcess(ctx context.Context, name string, de
 
 // ReopenReplica opens an embedded replica in this process on the file of
 // killed replica process name, checks the file and syncs it.
-func (c *ReplicaCluster) ReopenReplica(ctx context.Context, name string, stream uint64) (*ReopenedReplica, error) {
+func (c *ReplicaCluster) ReopenReplica(ctx context.Context, name string, stream uint64) (*replica.Reopened, error) {
 	c.mu.Lock()
 	rp := c.procs[name]
 	delete(c.procs, name)
@@ -209,7 +210,7 @@ func (c *ReplicaCluster) ReopenReplica(ctx context.Context, name string, stream 
 		return nil, err
 	}
 	resumed, _ := c.Position(name)
-	return &ReopenedReplica{Store: st, Integrity: integrity, Killed: rp.last, Resumed: resumed,
+	return &replica.Reopened{Store: st, Integrity: integrity, Killed: rp.last, Resumed: resumed,
 		Comparable: c.restarts() == rp.restarts}, nil
 }
 

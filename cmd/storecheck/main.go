@@ -11,9 +11,9 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/storecheck/storecheck/chaos/worker"
 	"github.com/storecheck/storecheck/internal/cli"
 	"github.com/storecheck/storecheck/scenarios"
+	"github.com/storecheck/storecheck/worker"
 )
 
 func main() {

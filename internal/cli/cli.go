@@ -10,7 +10,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/storecheck/storecheck/chaos/worker"
+	"github.com/storecheck/storecheck/worker"
 )
 
 // Exit codes.

@@ -4,8 +4,8 @@ import (
 	"os"
 	"testing"
 
-	"github.com/storecheck/storecheck/chaos/worker"
 	"github.com/storecheck/storecheck/scenarios"
+	"github.com/storecheck/storecheck/worker"
 )
 
 // TestMain lets this test binary act as the storecheck binary's worker

@@ -57,7 +57,7 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 	announceSeed(e, m.out, s)
 	k := m.k
 	return runner.Plan{
-		Backends: urls, Scenarios: scs, Out: m.out.dir, Options: k.options(), Params: k.params(s), OnlyApplicable: onlyApplicable,
-		Reproduce: func(backend, scenario string) string { return k.reproduce(s, backend, scenario) },
+		Entries: runner.Matrix(urls, scs, s, onlyApplicable), Out: m.out.dir, Options: k.options(), Params: k.params(s),
+		Reproduce: k.reproduce,
 	}, nil
 }

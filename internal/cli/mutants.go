@@ -70,7 +70,7 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 	}
 	fmt.Fprintf(e.stderr, "storecheck: seed %d (repeat with --seed %d); run seeds: %s\n", seed, seed, strings.Join(derived, ", "))
 	r.Scenarios = scs
-	table, err := r.Run(ctx)
+	table, _, err := r.Run(ctx)
 	if err != nil {
 		return ExitUsage, err
 	}

@@ -66,9 +66,8 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	}
 	announceSeed(e, out, r.Seed)
 	plan := runner.Plan{
-		Backends: []string{url}, Scenarios: []scenarios.Scenario{sc}, Out: out.dir,
-		Options: k.options(), Params: k.params(r.Seed),
-		Reproduce: func(b, s string) string { return k.reproduce(r.Seed, b, s) },
+		Entries: []runner.Entry{{Backend: url, Scenario: sc, Seed: r.Seed}}, Out: out.dir,
+		Options: k.options(), Params: k.params(r.Seed), Reproduce: k.reproduce,
 	}
 	return execute(ctx, e, plan, out, notRunIsError, "storecheck replay "+strings.Join(args, " "))
 }

@@ -102,7 +102,7 @@ func TestRealSqldTokenNeverWritten(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, r := range sum.Runs {
-			if r.Verdict != reports.Pass {
+			if r.Verdict != reports.Pass && !knownIssue(t, r) {
 				t.Errorf("%s on %s: %s: %s", r.Scenario, u, r.Verdict, r.Reason)
 			}
 			if i == 1 && (len(r.Servers) == 0 || !strings.Contains(r.Servers[0], "sqld")) {
@@ -156,7 +156,7 @@ func TestRealSqldLeavesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := sum.Runs[0].Verdict; got != c.want {
+			if got := sum.Runs[0].Verdict; got != c.want && !(c.want == reports.Pass && knownIssue(t, sum.Runs[0])) {
 				t.Errorf("verdict %s (%s), want %s", got, sum.Runs[0].Reason, c.want)
 			}
 			if left := libsql.Leftovers(context.Background()); len(left) > 0 {
@@ -164,4 +164,16 @@ func TestRealSqldLeavesNothing(t *testing.T) {
 			}
 		})
 	}
+}
+
+// knownIssue reports whether a failed run is explained by a confirmed
+// upstream bug (the runner matched its evidence), and logs it: such a run
+// is sqld's FAIL, not storecheck's.
+func knownIssue(t *testing.T, r reports.Run) bool {
+	t.Helper()
+	if r.Verdict != reports.Fail || r.KnownIssue == "" {
+		return false
+	}
+	t.Logf("%s: FAIL explained by known issue %s: %s", r.Scenario, r.KnownIssue, r.Reason)
+	return true
 }

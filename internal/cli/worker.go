@@ -3,7 +3,7 @@ package cli
 import (
 	"context"
 
-	"github.com/storecheck/storecheck/chaos/worker"
+	"github.com/storecheck/storecheck/worker"
 )
 
 // workerCommand is the hidden `storecheck __worker ROLE`. A process the

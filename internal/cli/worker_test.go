@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/storecheck/storecheck/chaos/worker"
+	"github.com/storecheck/storecheck/worker"
 
 	"github.com/storecheck/storecheck/procfault"
 	"github.com/storecheck/storecheck/reports"

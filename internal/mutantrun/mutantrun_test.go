@@ -37,7 +37,7 @@ func TestEveryMutantCaught(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
-			tab, err := Runner{Scenarios: ciScenarios(), Sizing: ciSizing(), Seed: seed, StopAtCatch: true, Budget: time.Minute, TempDir: t.TempDir()}.Run(context.Background())
+			tab, _, err := Runner{Scenarios: ciScenarios(), Sizing: ciSizing(), Seed: seed, StopAtCatch: true, Budget: time.Minute, TempDir: t.TempDir()}.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestTableRecordsMisses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tab, err := Runner{Subjects: subjects, Scenarios: []scenarios.Scenario{concurrentScenario()}, Seed: 7}.Run(context.Background())
+	tab, _, err := Runner{Subjects: subjects, Scenarios: []scenarios.Scenario{concurrentScenario()}, Seed: 7}.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestRealScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	tab, err := Runner{Subjects: subjects, Seed: 3, OutDir: out}.Run(context.Background())
+	tab, _, err := Runner{Subjects: subjects, Seed: 3, OutDir: out}.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +180,7 @@ func TestCorrectBackendNotRunFailsCatalogue(t *testing.T) {
 		}
 		return scenarios.Result{Verdict: reports.NotRun, Reason: "the server could not start"}
 	}}
-	tab, err := Runner{Subjects: subjects, Scenarios: []scenarios.Scenario{cannot}, Seed: 1}.Run(context.Background())
+	tab, _, err := Runner{Subjects: subjects, Scenarios: []scenarios.Scenario{cannot}, Seed: 1}.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

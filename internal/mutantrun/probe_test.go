@@ -33,7 +33,7 @@ func TestProbeConcurrent(t *testing.T) {
 		z.Clients = v
 	}
 	for seed := 1; seed <= n; seed++ {
-		tab, err := Runner{Subjects: subjects, Scenarios: []scenarios.Scenario{concurrentScenario()}, Seed: uint64(seed), Sizing: z}.Run(context.Background())
+		tab, _, err := Runner{Subjects: subjects, Scenarios: []scenarios.Scenario{concurrentScenario()}, Seed: uint64(seed), Sizing: z}.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,13 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
-	"strings"
+	"sync"
 	"time"
 
-	"github.com/storecheck/storecheck/backends"
+	"github.com/storecheck/storecheck/internal/runner"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/scenarios"
@@ -78,15 +75,19 @@ type Runner struct {
 	StopAtCatch bool
 	// Progress, when set, is told of each run as it ends.
 	Progress func(s Subject, r RunResult)
+	// Reproduce, when set, renders the command that repeats one run.
+	Reproduce func(seed uint64, backend, scenario string) string
 }
 
 // Run runs every scenario against every subject, one run at a time (so the
-// times measured are the runs' own), and returns the table. The error is for
-// a runner that could not start; a run that could not is a row of the table
-// (NOT RUN), and an interrupted one marks the table interrupted.
-func (r Runner) Run(ctx context.Context) (*Table, error) {
+// times measured are the runs' own), through the runner every command
+// uses, and returns the table and the summary the reports render. The
+// error is for a runner that could not start; a run that could not is a
+// row of the table (NOT RUN), and an interrupted one marks the table
+// interrupted.
+func (r Runner) Run(ctx context.Context) (*Table, *reports.Summary, error) {
 	if r.Seed == 0 {
-		return nil, errors.New("mutants: the seed must be positive")
+		return nil, nil, errors.New("mutants: the seed must be positive")
 	}
 	subjects := r.Subjects
 	if subjects == nil {
@@ -96,7 +97,7 @@ func (r Runner) Run(ctx context.Context) (*Table, error) {
 	if scs == nil {
 		var err error
 		if scs, err = DefaultScenarios(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if r.Budget == 0 {
@@ -110,95 +111,95 @@ func (r Runner) Run(ctx context.Context) (*Table, error) {
 		t.Scenarios = append(t.Scenarios, sc.Name)
 		t.Seeds[sc.Name] = DeriveSeed(r.Seed, sc.Name)
 	}
+	kinds := map[string]Subject{}
+	var entries []runner.Entry
+	for _, s := range subjects {
+		kinds[s.Name] = s
+		for _, sc := range scs {
+			entries = append(entries, runner.Entry{Backend: s.URL(runner.DirPlaceholder), Scenario: sc, Seed: t.Seeds[sc.Name], Subject: s.Name})
+		}
+	}
+	meters := &meters{byRun: map[int]*meter{}}
+	plan := runner.Plan{
+		Entries: entries, Out: r.OutDir, Budget: r.Budget, TempDir: r.TempDir, Reproduce: r.Reproduce,
+		Params: scenarios.Params{Checks: r.Sizing.Checks, Steps: r.Sizing.Steps, ShrinkTime: r.Sizing.ShrinkTime,
+			Clients: r.Sizing.Clients, Executions: r.Sizing.Executions, Ops: r.Sizing.Ops, Duration: r.Sizing.Duration},
+		Instrument: meters.wrap,
+		Skip: func(done []reports.Run, e runner.Entry) string {
+			if !r.StopAtCatch || kinds[e.Subject].Kind != Mutant {
+				return ""
+			}
+			for _, d := range done {
+				if d.Subject == e.Subject && d.Verdict == reports.Fail {
+					return "skipped: an earlier scenario caught the mutant"
+				}
+			}
+			return ""
+		},
+	}
+	sum := runner.Execute(ctx, plan, progress{r.Progress, kinds, meters})
 	for i, s := range subjects {
-		t.Rows = append(t.Rows, r.runSubject(ctx, i*len(scs), s, scs, t.Seeds))
+		row := Row{Name: s.Name, Kind: s.Kind, Breaks: s.Breaks}
+		for j := range scs {
+			n := i*len(scs) + j
+			row.Runs = append(row.Runs, meters.result(n+1, sum.Runs[n]))
+		}
+		row.settle()
+		t.Rows = append(t.Rows, row)
 	}
 	t.Interrupted = ctx.Err() != nil
-	return t, nil
+	return t, sum, nil
 }
 
-// runSubject runs every scenario against one subject; n numbers the runs
-// before it.
-func (r Runner) runSubject(ctx context.Context, n int, s Subject, scs []scenarios.Scenario, seeds map[string]uint64) Row {
-	row := Row{Name: s.Name, Kind: s.Kind, Breaks: s.Breaks}
-	for _, sc := range scs {
-		n++
-		var res RunResult
-		if row.Caught && r.StopAtCatch && s.Kind == Mutant {
-			res = RunResult{Scenario: sc.Name, Seed: seeds[sc.Name], Backend: s.URL("."),
-				Verdict: reports.NotRun, Reason: "skipped: an earlier scenario caught the mutant"}
-		} else {
-			res = r.runOne(ctx, n, s, sc, seeds[sc.Name])
-		}
-		row.Runs = append(row.Runs, res)
-		row.settle()
-		if r.Progress != nil {
-			r.Progress(s, res)
-		}
-	}
-	return row
+// meters holds the meter of every run that opened a store.
+type meters struct {
+	mu    sync.Mutex
+	byRun map[int]*meter
 }
 
-// runOne runs one scenario against one subject, on a fresh store in a
-// folder of its own that is removed afterwards.
-func (r Runner) runOne(ctx context.Context, n int, s Subject, sc scenarios.Scenario, seed uint64) RunResult {
-	res := RunResult{Scenario: sc.Name, Seed: seed, Backend: s.URL(".")}
-	if ctx.Err() != nil {
-		res.Verdict, res.Reason = reports.Interrupted, "not started: the run was interrupted"
-		return res
+// wrap meters a store run i opened; every store of a run shares a meter.
+func (ms *meters) wrap(i int, st model.Store) model.Store {
+	ms.mu.Lock()
+	m := ms.byRun[i]
+	if m == nil {
+		m = newMeter()
+		ms.byRun[i] = m
 	}
-	dir, err := os.MkdirTemp(r.TempDir, "storecheck-mutants-*")
-	if err != nil {
-		res.Verdict, res.Reason = reports.NotRun, fmt.Sprintf("cannot create a database folder: %v", err)
-		return res
-	}
-	defer os.RemoveAll(dir)
-	url := s.URL(dir)
-	if sc.Applies != nil {
-		if ok, why := sc.Applies(url); !ok {
-			res.Verdict, res.Reason = reports.NotRun, "scenario does not apply: "+why
-			return res
-		}
-	}
-	p := scenarios.Params{Seed: seed, Checks: r.Sizing.Checks, Steps: r.Sizing.Steps, ShrinkTime: r.Sizing.ShrinkTime,
-		Clients: r.Sizing.Clients, Executions: r.Sizing.Executions, Ops: r.Sizing.Ops, Duration: r.Sizing.Duration}
-	if r.OutDir != "" {
-		res.Dir = filepath.Join("runs", fmt.Sprintf("%02d-%s-%s", n, slug(s.Name), sc.Name))
-		p.OutDir = filepath.Join(r.OutDir, res.Dir)
-		if err := os.MkdirAll(p.OutDir, 0o755); err != nil {
-			res.Verdict, res.Reason = reports.NotRun, fmt.Sprintf("cannot create the run folder: %v", err)
-			return res
-		}
-	}
-	m := newMeter()
-	target := scenarios.Target{URL: url, Open: func(ctx context.Context, cfg model.Config) (model.Store, error) {
-		st, err := backends.Open(ctx, url, cfg)
-		if err != nil {
-			return nil, err
-		}
-		return m.wrap(st), nil
-	}}
-	rctx, cancel := context.WithTimeout(ctx, r.Budget)
-	defer cancel()
-	out := sc.Run(rctx, target, p)
-	res.Time = time.Since(m.start)
-	res.fill(out)
-	switch {
-	case ctx.Err() != nil && out.Verdict != reports.Fail:
-		res.Verdict, res.Reason = reports.Interrupted, "interrupted: "+res.Reason
-	case rctx.Err() != nil && out.Verdict != reports.Fail:
-		res.Verdict, res.Reason = reports.NotRun, fmt.Sprintf("over the budget of %v: %s", r.Budget, res.Reason)
-	}
+	ms.mu.Unlock()
+	return m.wrap(st)
+}
+
+// result is run i as the table shows it: what the run reported, and the
+// store calls and time until the failure was found.
+func (ms *meters) result(i int, run reports.Run) RunResult {
+	res := RunResult{Scenario: run.Scenario, Seed: run.Seed, Backend: run.Backend, Verdict: run.Verdict, Guarantee: run.Guarantee,
+		Reason: run.Reason, Ops: run.Ops, Cases: run.Cases, MinimalSteps: run.MinimalSteps, Metrics: run.Metrics, Dir: run.Dir,
+		Time: time.Duration(run.DurationMS) * time.Millisecond}
 	res.OpsToCatch, res.TimeToCatch = res.Ops, res.Time
-	if ops, at, ok := m.untilCaught(out.Reason); ok && res.Verdict == reports.Fail {
+	ms.mu.Lock()
+	m := ms.byRun[i]
+	ms.mu.Unlock()
+	if m == nil {
+		return res
+	}
+	if ops, at, ok := m.untilCaught(run.Reason); ok && res.Verdict == reports.Fail {
 		res.OpsToCatch, res.TimeToCatch = ops, at
 	}
 	return res
 }
 
-var unsafe = regexp.MustCompile(`[^A-Za-z0-9]+`)
+// progress tells the Runner's Progress of each run as it ends.
+type progress struct {
+	fn     func(s Subject, r RunResult)
+	kinds  map[string]Subject
+	meters *meters
+}
 
-// slug turns a name into a folder-name part.
-func slug(s string) string {
-	return strings.Trim(unsafe.ReplaceAllString(s, "-"), "-")
+func (progress) Started(string, string, *scenarios.Progress) {}
+
+func (p progress) Finished(run reports.Run) {
+	if p.fn != nil {
+		p.fn(p.kinds[run.Subject], RunResult{Scenario: run.Scenario, Seed: run.Seed, Backend: run.Backend,
+			Verdict: run.Verdict, Reason: run.Reason, Ops: run.Ops, Time: time.Duration(run.DurationMS) * time.Millisecond})
+	}
 }

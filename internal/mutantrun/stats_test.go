@@ -29,7 +29,7 @@ func TestDetectionStatistics(t *testing.T) {
 	}
 	var tables []*Table
 	for seed := first; seed < first+uint64(n); seed++ {
-		tab, err := Runner{Seed: seed}.Run(context.Background())
+		tab, _, err := Runner{Seed: seed}.Run(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,5 +1,7 @@
-// Package runner executes a plan of backend × scenario runs, each in its own
-// folder, and collects the summary. The run and qualify commands share it.
+// Package runner executes a plan of runs — each one backend × one
+// scenario, with its seed — each in its own folder, and collects the
+// summary every report is rendered from. run, qualify, replay and mutants
+// all go through it.
 package runner
 
 import (
@@ -12,28 +14,71 @@ import (
 	"strings"
 	"time"
 
-	"github.com/storecheck/storecheck/backends"
+	"github.com/storecheck/storecheck/internal/knownissues"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/scenarios"
 )
 
+// DirPlaceholder in an entry's backend URL is replaced by a folder made
+// for the run and removed after it: a fresh database file per run.
+const DirPlaceholder = "{dir}"
+
+// Entry is one run of a plan.
+type Entry struct {
+	// Backend is the backend URL, perhaps with DirPlaceholder.
+	Backend  string
+	Scenario scenarios.Scenario
+	Seed     uint64
+	// Subject names what the run checks where the URL does not say it
+	// (a mutant of the catalogue); "" otherwise.
+	Subject string
+}
+
 // Plan is what to run.
 type Plan struct {
-	Backends  []string // backend URLs
-	Scenarios []scenarios.Scenario
-	Params    scenarios.Params // Seed and knobs; OutDir is set per run
-	Out       string           // the output folder; summary.json goes here
+	Entries []Entry
+	// Params are the scenarios' knobs; each run's Seed and OutDir are set
+	// from its entry.
+	Params scenarios.Params
+	// Out is the output folder; each run's folder is Out/runs/NN-…. ""
+	// keeps nothing.
+	Out string
 	// Reproduce renders the command line that repeats one run.
-	Reproduce func(backend, scenario string) string
+	Reproduce func(seed uint64, backend, scenario string) string
 	// Options are recorded with every run, for replay.
 	Options map[string]string
-	// OnlyApplicable leaves out the backend × scenario pairs whose scenario
-	// does not apply to the backend, instead of listing them NOT RUN: set
-	// when the scenarios were not chosen by name ("every scenario that
-	// applies"). A scenario asked for by name that does not apply is NOT RUN,
-	// with the reason.
-	OnlyApplicable bool
+	// Budget bounds each run; 0 means none. A run stopped by it is NOT
+	// RUN, unless it had found a failure.
+	Budget time.Duration
+	// Skip, when set, is asked before each run, with the runs so far; a
+	// reason skips it (NOT RUN with that reason).
+	Skip func(done []reports.Run, e Entry) string
+	// Instrument, when set, wraps every store run i opens.
+	Instrument func(i int, st model.Store) model.Store
+	// TempDir is where DirPlaceholder folders are made; "" means the
+	// system's.
+	TempDir string
+}
+
+// Matrix is the entries of backends × scenarios, all with seed. With
+// onlyApplicable the pairs whose scenario does not apply to the backend
+// are left out ("every scenario that applies"); without it they stay, and
+// run as NOT RUN with the reason (a scenario asked for by name).
+func Matrix(backendURLs []string, scs []scenarios.Scenario, seed uint64, onlyApplicable bool) []Entry {
+	var out []Entry
+	for _, b := range backendURLs {
+		t, err := scenarios.TargetFor(b)
+		for _, sc := range scs {
+			if onlyApplicable && err == nil {
+				if ok, _ := sc.Applies(t.Target); !ok {
+					continue
+				}
+			}
+			out = append(out, Entry{Backend: b, Scenario: sc, Seed: seed})
+		}
+	}
+	return out
 }
 
 // Progress receives one call when a run starts, with the counters the run
@@ -43,65 +88,98 @@ type Progress interface {
 	Finished(r reports.Run)
 }
 
-// Execute runs every backend × scenario of the plan in order. Runs after an
+// Execute runs every entry of the plan in order. Runs after an
 // interruption are recorded INTERRUPTED without starting, so the summary
 // always lists the whole plan.
 func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary {
-	sum := &reports.Summary{Seed: plan.Params.Seed}
+	sum := &reports.Summary{}
+	if len(plan.Entries) > 0 {
+		sum.Seed = plan.Entries[0].Seed
+	}
 	// The runs folder is the plan's own: artifacts of an earlier run must not
 	// be read as this one's.
-	_ = os.RemoveAll(filepath.Join(plan.Out, "runs"))
-	i := 0
-	for _, backend := range plan.Backends {
-		for _, sc := range plan.Scenarios {
-			if plan.OnlyApplicable && sc.Applies != nil {
-				if ok, _ := sc.Applies(backend); !ok {
-					continue
-				}
-			}
-			i++
-			live := &scenarios.Progress{}
-			progress.Started(reports.Redact(backend), sc.Name, live)
-			r := runOne(ctx, plan, i, backend, sc, live)
-			sum.Runs = append(sum.Runs, r)
-			progress.Finished(r)
-		}
+	if plan.Out != "" {
+		_ = os.RemoveAll(filepath.Join(plan.Out, "runs"))
+	}
+	for i, e := range plan.Entries {
+		live := &scenarios.Progress{}
+		progress.Started(reports.Redact(strings.ReplaceAll(e.Backend, DirPlaceholder, ".")), e.Scenario.Name, live)
+		r := runOne(ctx, plan, i+1, e, sum.Runs, live)
+		sum.Runs = append(sum.Runs, r)
+		progress.Finished(r)
 	}
 	return sum
 }
 
-func runOne(ctx context.Context, plan Plan, i int, backend string, sc scenarios.Scenario, live *scenarios.Progress) reports.Run {
-	shown := reports.Redact(backend)
+func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, live *scenarios.Progress) reports.Run {
+	// A fresh folder's URL is shown as the form that repeats the run in
+	// the current folder.
+	shown := reports.Redact(strings.ReplaceAll(e.Backend, DirPlaceholder, "."))
 	r := reports.Run{
-		Backend: shown, Scenario: sc.Name, Seed: plan.Params.Seed,
-		Reproduce: plan.Reproduce(shown, sc.Name), Options: plan.Options,
+		Backend: shown, Scenario: e.Scenario.Name, Seed: e.Seed, Subject: e.Subject, Options: plan.Options,
+	}
+	if plan.Reproduce != nil {
+		r.Reproduce = plan.Reproduce(e.Seed, shown, e.Scenario.Name)
 	}
 	if ctx.Err() != nil {
 		r.Verdict, r.Reason = reports.Interrupted, "not started: the run was interrupted"
 		return r
 	}
-	if sc.Applies != nil {
-		if ok, why := sc.Applies(backend); !ok {
-			r.Verdict, r.Reason = reports.NotRun, "scenario does not apply: "+why
+	if plan.Skip != nil {
+		if why := plan.Skip(done, e); why != "" {
+			r.Verdict, r.Reason = reports.NotRun, why
 			return r
 		}
 	}
-	r.Dir = filepath.Join("runs", fmt.Sprintf("%02d-%s-%s", i, slug(shown), sc.Name))
-	params := plan.Params
-	params.OutDir = filepath.Join(plan.Out, r.Dir)
-	params.Progress = live
-	if err := os.MkdirAll(params.OutDir, 0o755); err != nil {
-		r.Verdict, r.Reason = reports.NotRun, fmt.Sprintf("cannot create the run folder: %v", err)
+	backend, cleanup, err := materialize(e.Backend, plan.TempDir)
+	if err != nil {
+		r.Verdict, r.Reason = reports.NotRun, err.Error()
 		return r
+	}
+	defer cleanup()
+	target, err := scenarios.TargetFor(backend)
+	if err != nil {
+		r.Verdict, r.Reason = reports.NotRun, err.Error()
+		return r
+	}
+	if ok, why := e.Scenario.Applies(target.Target); !ok {
+		r.Verdict, r.Reason = reports.NotRun, "scenario does not apply: "+why
+		return r
+	}
+	name := e.Subject
+	if name == "" {
+		name = shown
+	}
+	params := plan.Params
+	params.Seed, params.Progress = e.Seed, live
+	if plan.Out != "" {
+		r.Dir = filepath.Join("runs", fmt.Sprintf("%02d-%s-%s", i, slug(name), e.Scenario.Name))
+		params.OutDir = filepath.Join(plan.Out, r.Dir)
+		if err := os.MkdirAll(params.OutDir, 0o755); err != nil {
+			r.Verdict, r.Reason = reports.NotRun, fmt.Sprintf("cannot create the run folder: %v", err)
+			return r
+		}
 	}
 	if params.Logger == nil {
 		params.Logger = slog.New(slog.DiscardHandler)
 	}
-	target := scenarios.Target{URL: backend, Open: func(ctx context.Context, cfg model.Config) (model.Store, error) {
-		return backends.Open(ctx, backend, cfg)
-	}}
+	if plan.Instrument != nil {
+		target.Opener = func(ctx context.Context, cfg model.Config) (model.Store, error) {
+			st, err := target.Target.Open(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return plan.Instrument(i, st), nil
+		}
+	}
+	rctx := ctx
+	if plan.Budget > 0 {
+		var cancel context.CancelFunc
+		rctx, cancel = context.WithTimeout(ctx, plan.Budget)
+		defer cancel()
+	}
 	start := time.Now()
-	res := sc.Run(ctx, target, params)
+	res := e.Scenario.Run(rctx, target, params)
 	r.DurationMS = time.Since(start).Milliseconds()
 	r.Verdict, r.Reason, r.Guarantee = res.Verdict, res.Reason, res.Guarantee
 	r.Ops, r.Cases, r.MinimalSteps, r.Metrics = res.Ops, res.Cases, res.MinimalSteps, res.Metrics
@@ -109,11 +187,18 @@ func runOne(ctx context.Context, plan Plan, i int, backend string, sc scenarios.
 	if res.Measured != nil {
 		res.Measured.Fill(&r)
 	}
-	if r.Verdict == reports.Pass && r.Ops == 0 {
+	if r.Verdict == reports.Fail {
+		if is := knownissues.Match(target.Scheme, e.Scenario.Name, r.Guarantee, params.OutDir); is != nil {
+			r.KnownIssue = is.ID
+		}
+	}
+	switch {
+	case r.Verdict == reports.Pass && r.Ops == 0:
 		// A check that ran nothing proved nothing: never a pass.
 		r.Verdict, r.Reason = reports.NotRun, "the scenario reported success but ran no operation"
-	}
-	if ctx.Err() != nil && r.Verdict == reports.Pass {
+	case ctx.Err() == nil && rctx.Err() != nil && r.Verdict != reports.Fail:
+		r.Verdict, r.Reason = reports.NotRun, fmt.Sprintf("over the budget of %v: %s", plan.Budget, r.Reason)
+	case ctx.Err() != nil && r.Verdict == reports.Pass:
 		// A pass decided after the interruption still holds, but anything
 		// the scenario did not finish must not read as PASS.
 		r.Reason = "interrupted after the checks completed"
@@ -121,9 +206,22 @@ func runOne(ctx context.Context, plan Plan, i int, backend string, sc scenarios.
 	return r
 }
 
+// materialize replaces DirPlaceholder in url with a fresh folder and
+// returns how to remove it.
+func materialize(url, tempDir string) (string, func(), error) {
+	if !strings.Contains(url, DirPlaceholder) {
+		return url, func() {}, nil
+	}
+	dir, err := os.MkdirTemp(tempDir, "storecheck-run-*")
+	if err != nil {
+		return "", nil, fmt.Errorf("cannot create a database folder: %w", err)
+	}
+	return strings.ReplaceAll(url, DirPlaceholder, dir), func() { os.RemoveAll(dir) }, nil
+}
+
 var unsafe = regexp.MustCompile(`[^A-Za-z0-9]+`)
 
-// slug turns a backend URL into a short folder-name part.
+// slug turns a backend URL or a name into a short folder-name part.
 func slug(s string) string {
 	s = strings.Trim(unsafe.ReplaceAllString(s, "-"), "-")
 	if len(s) > 40 {

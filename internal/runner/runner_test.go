@@ -2,8 +2,14 @@ package runner
 
 import (
 	"context"
+	"os"
+	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/storecheck/storecheck/backends"
+	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/scenarios"
 )
@@ -13,24 +19,108 @@ type quiet struct{}
 func (quiet) Started(string, string, *scenarios.Progress) {}
 func (quiet) Finished(reports.Run)                        {}
 
+// scenario returns a scenario that runs fn.
+func scenario(fn func(ctx context.Context, t scenarios.Target, p scenarios.Params) scenarios.Result) scenarios.Scenario {
+	return scenarios.Scenario{Name: "s", Needs: []backends.Capability{backends.ExecutionStore}, Run: fn}
+}
+
+func run(t *testing.T, plan Plan) []reports.Run {
+	t.Helper()
+	plan.Out = t.TempDir()
+	return Execute(context.Background(), plan, quiet{}).Runs
+}
+
 // A scenario that claims success without running an operation is not a
 // pass; one that ran something is.
 func TestEmptyPassIsNotRun(t *testing.T) {
-	sc := func(ops int64) scenarios.Scenario {
-		return scenarios.Scenario{Name: "s", Run: func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
-			return scenarios.Result{Verdict: reports.Pass, Ops: ops}
-		}}
-	}
 	for _, c := range []struct {
 		ops  int64
 		want reports.Verdict
 	}{{0, reports.NotRun}, {1, reports.Pass}} {
-		sum := Execute(context.Background(), Plan{
-			Backends: []string{"memory:"}, Scenarios: []scenarios.Scenario{sc(c.ops)}, Out: t.TempDir(),
-			Params: scenarios.Params{Seed: 1}, Reproduce: func(string, string) string { return "" },
-		}, quiet{})
-		if got := sum.Runs[0].Verdict; got != c.want {
+		sc := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+			return scenarios.Result{Verdict: reports.Pass, Ops: c.ops}
+		})
+		runs := run(t, Plan{Entries: []Entry{{Backend: "memory:", Scenario: sc, Seed: 1}}})
+		if got := runs[0].Verdict; got != c.want {
 			t.Errorf("ops=%d: verdict %s, want %s", c.ops, got, c.want)
 		}
+	}
+}
+
+// Matrix leaves out the pairs that do not apply only when asked to.
+func TestMatrix(t *testing.T) {
+	sc := scenario(nil)
+	runStores := []string{"memory:", "runs+memory:"}
+	if got := len(Matrix(runStores, []scenarios.Scenario{sc}, 1, true)); got != 1 {
+		t.Errorf("only applicable: %d entries, want 1", got)
+	}
+	runs := run(t, Plan{Entries: Matrix([]string{"runs+memory:"}, []scenarios.Scenario{sc}, 1, false)})
+	if len(runs) != 1 || runs[0].Verdict != reports.NotRun || !strings.Contains(runs[0].Reason, "does not apply") {
+		t.Errorf("asked for by name: %+v", runs)
+	}
+}
+
+// A {dir} backend gets a fresh folder per run, removed afterwards; the
+// seed is the entry's; Instrument sees every store opened.
+func TestEntries(t *testing.T) {
+	var dirs []string
+	var wrapped atomic.Int64
+	sc := scenario(func(ctx context.Context, tg scenarios.Target, p scenarios.Params) scenarios.Result {
+		dirs = append(dirs, tg.File)
+		st, err := tg.Open(ctx, model.DefaultConfig())
+		if err != nil {
+			return scenarios.Result{Verdict: reports.NotRun, Reason: err.Error()}
+		}
+		st.Close()
+		return scenarios.Result{Verdict: reports.Pass, Ops: int64(p.Seed)}
+	})
+	runs := run(t, Plan{
+		Entries:    []Entry{{Backend: "sqlite:{dir}/x.db", Scenario: sc, Seed: 3}, {Backend: "sqlite:{dir}/x.db", Scenario: sc, Seed: 4, Subject: "twin"}},
+		Instrument: func(i int, st model.Store) model.Store { wrapped.Add(1); return st },
+	})
+	if len(runs) != 2 || runs[0].Ops != 3 || runs[1].Ops != 4 || runs[1].Subject != "twin" {
+		t.Fatalf("runs %+v", runs)
+	}
+	if len(dirs) != 2 || dirs[0] == dirs[1] || strings.Contains(dirs[0], DirPlaceholder) {
+		t.Errorf("database files %v: want two fresh ones", dirs)
+	}
+	for _, d := range dirs {
+		if _, err := os.Stat(d); err == nil {
+			t.Errorf("%s outlived its run", d)
+		}
+	}
+	if wrapped.Load() != 2 {
+		t.Errorf("Instrument saw %d stores, want 2", wrapped.Load())
+	}
+}
+
+// Skip and Budget end runs as NOT RUN with the reason, unless a failure
+// was found first.
+func TestSkipAndBudget(t *testing.T) {
+	slow := func(verdict reports.Verdict) scenarios.Scenario {
+		return scenario(func(ctx context.Context, _ scenarios.Target, _ scenarios.Params) scenarios.Result {
+			<-ctx.Done()
+			return scenarios.Result{Verdict: verdict, Reason: "stopped", Ops: 1}
+		})
+	}
+	runs := run(t, Plan{
+		Entries: []Entry{{Backend: "memory:", Scenario: slow(reports.Interrupted)}, {Backend: "memory:", Scenario: slow(reports.Fail)},
+			{Backend: "memory:", Scenario: slow(reports.Pass)}},
+		Budget: 50 * time.Millisecond,
+		Skip: func(done []reports.Run, e Entry) string {
+			if len(done) == 2 {
+				return "skipped: enough"
+			}
+			return ""
+		},
+	})
+	if runs[0].Verdict != reports.NotRun || !strings.Contains(runs[0].Reason, "over the budget") {
+		t.Errorf("over budget: %s %s", runs[0].Verdict, runs[0].Reason)
+	}
+	if runs[1].Verdict != reports.Fail {
+		t.Errorf("a failure found before the budget ran out: %s", runs[1].Verdict)
+	}
+	if runs[2].Verdict != reports.NotRun || runs[2].Reason != "skipped: enough" {
+		t.Errorf("skipped: %s %s", runs[2].Verdict, runs[2].Reason)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	workerproc "github.com/storecheck/storecheck/chaos/worker"
+	workerproc "github.com/storecheck/storecheck/worker"
 
 	"github.com/storecheck/storecheck/linearizability/leases"
 	"github.com/storecheck/storecheck/model/runs"

@@ -5,7 +5,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	workerproc "github.com/storecheck/storecheck/chaos/worker"
+	workerproc "github.com/storecheck/storecheck/worker"
 )
 
 // Config sets the size of a run. Zero values mean the defaults.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	workerproc "github.com/storecheck/storecheck/chaos/worker"
+	workerproc "github.com/storecheck/storecheck/worker"
 
 	"github.com/storecheck/storecheck/backends/runmutants"
 	"github.com/storecheck/storecheck/backends/runsqlite"

@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"time"
 
-	workerproc "github.com/storecheck/storecheck/chaos/worker"
+	workerproc "github.com/storecheck/storecheck/worker"
 
 	"github.com/storecheck/storecheck/linearizability/leases"
 	"github.com/storecheck/storecheck/model/runs"

@@ -1,59 +1,54 @@
-package replicalag
+package backends
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
-	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/lagsim"
 	"github.com/storecheck/storecheck/backends/libsql"
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
-	"github.com/storecheck/storecheck/chaos/worker"
+	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/worker"
 )
 
-// Applies reports whether a sweep can run on a backend URL, and if not,
-// why.
-func Applies(rawURL string) (bool, string) {
-	scheme, _, _ := strings.Cut(rawURL, ":")
-	switch scheme {
-	case lagsim.Scheme, libsqlReplicaScheme:
-		return true, ""
-	}
-	return false, "it needs replicas: a lagsim: (simulated) or libsql+replica: (sqld) backend"
-}
+// ErrReplicasUnavailable marks a replica set that cannot be had here (no
+// sqld, a server that does not start): a workload reports NOT RUN.
+var ErrReplicasUnavailable = errors.New("replicas could not be opened")
 
-// TargetFor returns the target a backend URL names: lagsim:PATH?lag=D
-// (the simulation) or libsql+replica:PATH?… (sqld and embedded replicas).
-// A server the target starts writes its log into logDir.
-func TargetFor(ctx context.Context, rawURL, logDir string) (Target, error) {
-	scheme, rest, _ := strings.Cut(rawURL, ":")
-	switch scheme {
+// Replicas returns the replica set of a target with the Replicas
+// capability: simulated clusters on the URL's primary file (lagsim:), or
+// go-libsql embedded replicas on an sqld primary (libsql+replica:): the
+// URL's, or a fresh one per level that the set starts and its cluster
+// stops, its log in logDir. No sqld here is an error wrapping
+// ErrReplicasUnavailable, whose message is the NOT RUN reason.
+func (t *Target) Replicas(ctx context.Context, logDir string) (*replica.Set, error) {
+	switch t.Scheme {
 	case lagsim.Scheme:
-		return lagsimTarget(rest)
-	case libsqlReplicaScheme:
-		return libsqlTarget(ctx, rest, logDir)
+		return lagsimSet(t.rest)
+	case libsql.ReplicaScheme:
+		return libsqlSet(ctx, t.rest, logDir)
 	}
-	_, why := Applies(rawURL)
-	return Target{}, errors.New(why)
+	_, why := t.Lacks([]Capability{Replicas})
+	return nil, errors.New(why)
 }
 
-// lagsimTarget opens simulated clusters on the URL's primary file.
-func lagsimTarget(rest string) (Target, error) {
+// lagsimSet opens simulated clusters on the URL's primary file.
+func lagsimSet(rest string) (*replica.Set, error) {
 	t, err := lagsim.ParseURL(rest)
 	if err != nil {
-		return Target{}, err
+		return nil, err
 	}
 	kind := "lagsim: a simulation of embedded-replica lag (SQLite primary, replica files refreshed by the backup API), not libSQL"
 	if t.Mutant != "" {
 		kind += "; mutant " + t.Mutant
 	}
-	return Target{
-		Kind: kind, Simulation: true, Top: t.Lag, Jitter: t.Jitter, Faults: Faults(lagsimCluster{}),
-		Open: func(ctx context.Context, lvl Level, seed uint64) (Cluster, error) {
+	return &replica.Set{
+		Kind: kind, Simulation: true, Top: t.Lag, Jitter: t.Jitter,
+		Controls: []replica.Control{replica.Stall, replica.Cut, replica.Kill},
+		Open: func(ctx context.Context, lvl replica.Level, seed uint64) (replica.Cluster, error) {
 			if lvl.Link > 0 {
 				return nil, errors.New("a simulation has no link to slow")
 			}
@@ -79,34 +74,29 @@ func (c lagsimCluster) HealReplica(_ context.Context, name string) error { retur
 func (c lagsimCluster) KillPrimary(context.Context) error                { c.StopPrimary(); return nil }
 func (c lagsimCluster) RestartPrimary(context.Context) error             { c.StartPrimary(); return nil }
 
-// libsqlReplicaScheme is the URL scheme of real embedded replicas.
-const libsqlReplicaScheme = libsql.ReplicaScheme
-
-// libsqlTarget opens clusters of go-libsql embedded replicas on an sqld
-// primary: the URL's, or a fresh one per level that this run starts (and
-// stops with the level's cluster), so that every level starts from an
-// empty replication log. No sqld here (no binary, no local image) is an
-// error wrapping ErrNotOpened, whose message is the NOT RUN reason.
-func libsqlTarget(ctx context.Context, rest, logDir string) (Target, error) {
+// libsqlSet opens clusters of go-libsql embedded replicas on an sqld
+// primary: the URL's, or a fresh one per level, so that every level starts
+// from an empty replication log.
+func libsqlSet(ctx context.Context, rest, logDir string) (*replica.Set, error) {
 	t, err := libsql.ParseReplicaURL(rest)
 	if err != nil {
-		return Target{}, err
+		return nil, err
 	}
-	if _, err := t.ClusterOptions(nil, 0, 0, backends.ReplicaWriters); err != nil {
-		return Target{}, err
+	if _, err := t.ClusterOptions(nil, 0, 0, ReplicaWriters); err != nil {
+		return nil, err
 	}
 	where := "the sqld at primary="
 	var primaries *libsql.Primaries
-	faults := []string{FaultStall, FaultCut}
+	controls := []replica.Control{replica.Stall, replica.Cut}
 	var links []int64
 	if t.Primary == "" {
 		if primaries, err = libsql.FindPrimaries(ctx, t, logDir); err != nil {
-			return Target{}, fmt.Errorf("%w: %w", errNotOpened, err)
+			return nil, fmt.Errorf("%w: %w", ErrReplicasUnavailable, err)
 		}
 		where = "an sqld this run started per level: " + primaries.Describe()
-		faults = Faults(&libsql.ReplicaCluster{})
+		controls = append(controls, replica.CrashClient, replica.Pause, replica.Kill)
 		if primaries.InNamespace() && t.Delay == 0 {
-			links = DefaultLinks()
+			links = []int64{16_000_000, 4_000_000}
 		}
 	}
 	if t.Mutant != "" {
@@ -114,17 +104,17 @@ func libsqlTarget(ctx context.Context, rest, logDir string) (Target, error) {
 	}
 	workers, werr := worker.Self()
 	if werr != nil {
-		faults = slices.DeleteFunc(faults, func(f string) bool { return f == FaultCrashReplica })
+		controls = slices.DeleteFunc(controls, func(c replica.Control) bool { return c == replica.CrashClient })
 	}
 	var servers []string
 	if primaries != nil {
 		servers = []string{primaries.Describe()}
 	}
-	return Target{
+	return &replica.Set{
 		Kind: "libSQL embedded replicas (go-libsql) on " + where, Top: t.SyncInterval, Jitter: t.Jitter,
-		Faults: faults, Links: links, Servers: servers,
-		Open: func(ctx context.Context, lvl Level, seed uint64) (_ Cluster, err error) {
-			opt, err := t.ClusterOptions(nil, lvl.Lag, seed, backends.ReplicaWriters)
+		Controls: controls, Links: links, Servers: servers,
+		Open: func(ctx context.Context, lvl replica.Level, seed uint64) (_ replica.Cluster, err error) {
+			opt, err := t.ClusterOptions(nil, lvl.Lag, seed, ReplicaWriters)
 			if err != nil {
 				return nil, err
 			}
@@ -133,7 +123,7 @@ func libsqlTarget(ctx context.Context, rest, logDir string) (Target, error) {
 			}
 			if primaries != nil {
 				if opt.Server, err = primaries.Start(ctx, lvl.Label); err != nil {
-					return nil, err
+					return nil, fmt.Errorf("%w: %w", ErrReplicasUnavailable, err)
 				}
 				opt.OwnServer = true
 				if lvl.Link > 0 {
