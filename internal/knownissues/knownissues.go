@@ -47,8 +47,8 @@ func All() []Issue {
 		// gone on the primary.
 		Signature:  "connection has reached an invalid state, started with Init",
 		Guarantees: []string{"linearizability", "atomicity", "delivery order", "duplicate delivery", "lost delivery", "replica read", "phantom"},
-		Upstream:  "https://github.com/tursodatabase/libsql/issues/1334",
-		Doc:       "docs/KNOWN-ISSUES.md#libsql-delegated-txn-autocommit",
+		Upstream:   "https://github.com/tursodatabase/libsql/issues/1334",
+		Doc:        "docs/KNOWN-ISSUES.md#libsql-delegated-txn-autocommit",
 	}}
 }
 
