@@ -63,8 +63,8 @@ func run(ctx context.Context, backend string, stdin io.Reader, stdout io.Writer)
 // maxProcesses is 1 for a backend whose data lives in one process's memory,
 // 0 (no limit) otherwise.
 func maxProcesses(backend string) int {
-	_, rest, _ := strings.Cut(backend, ":")
-	if strings.HasPrefix(backend, "memory:") || rest == ":memory:" {
+	t, err := backends.Resolve(strings.ReplaceAll(backend, "{dir}", os.TempDir()))
+	if err == nil && t.Has(backends.InMemory) {
 		return 1
 	}
 	return 0

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/backends"
-	"github.com/storecheck/storecheck/backends/adapter"
 	"github.com/storecheck/storecheck/scenarios"
 )
 
@@ -124,7 +123,7 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 	}
 	backendURLs := urls.values
 	for _, c := range cmds.values {
-		backendURLs = append(backendURLs, adapter.Scheme+":"+c)
+		backendURLs = append(backendURLs, backends.AdapterURL(c))
 	}
 	plan, err := m.plan(e, backendURLs)
 	if err != nil {

@@ -2,9 +2,9 @@ package cli
 
 import (
 	"flag"
-	"net/url"
 	"os"
-	"strings"
+
+	"github.com/storecheck/storecheck/backends"
 )
 
 // serverFlags say where the servers some backends start come from. They are
@@ -43,37 +43,7 @@ func (s *serverFlags) validate() error {
 func (s *serverFlags) apply(urls []string) []string {
 	out := make([]string, len(urls))
 	for i, u := range urls {
-		scheme, _, _ := strings.Cut(u, ":")
-		switch scheme {
-		case "rqlite+process":
-			u = withParam(u, "rqlited", s.rqlited)
-		case "rqlite+container":
-			u = withParam(u, "rqlited", s.rqlited)
-			u = withParam(u, "image", s.rqliteImage)
-		case "libsql+replica":
-			u = withParam(u, "sqld", s.sqld)
-		}
-		out[i] = u
+		out[i] = backends.WithServers(u, backends.Servers{RQLited: s.rqlited, RQLiteImage: s.rqliteImage, SQLD: s.sqld})
 	}
 	return out
 }
-
-// withParam appends key=value to u's query unless value is empty or u has
-// the key already.
-func withParam(u, key, value string) string {
-	if value == "" {
-		return u
-	}
-	_, query, has := strings.Cut(u, "?")
-	if has {
-		if q, err := url.ParseQuery(query); err == nil && q.Has(key) {
-			return u
-		}
-		return u + "&" + key + "=" + queryValue.Replace(value)
-	}
-	return u + "?" + key + "=" + queryValue.Replace(value)
-}
-
-// queryValue escapes what would end or change a query value, and leaves a
-// path readable.
-var queryValue = strings.NewReplacer("%", "%25", "&", "%26", "#", "%23", " ", "%20", "+", "%2B", "=", "%3D")
