@@ -30,6 +30,8 @@ const (
 type settings struct {
 	dbfile.Settings
 	mode Mode
+	// Store is passed to sqlstore.New; its Name defaults to the backend's.
+	Store sqlstore.Options
 }
 
 // Option changes one setting of Open.

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"sync/atomic"
 
-	"github.com/storecheck/storecheck/backends/mutants/guarded"
+	"github.com/storecheck/storecheck/backends/rqlite/guarded"
 	"github.com/storecheck/storecheck/model"
 )
 

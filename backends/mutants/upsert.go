@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/storecheck/storecheck/backends/mutants/guarded"
+	"github.com/storecheck/storecheck/backends/rqlite/guarded"
 	"github.com/storecheck/storecheck/model"
 )
 

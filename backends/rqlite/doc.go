@@ -4,7 +4,7 @@
 //
 // rqlite has no interactive transaction, so a commit is one
 // /db/execute?transaction request carrying the guarded statement list of
-// package guarded (backends/mutants/guarded, shared with the guarded-upsert
+// package guarded (backends/rqlite/guarded, shared with the guarded-upsert
 // twin of the mutant catalogue): the guarded upsert first, then every
 // side-write conditioned on the executions row holding exactly this commit's
 // bytes, the timers as delete-then-guarded-insert, the trace step and its

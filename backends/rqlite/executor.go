@@ -3,7 +3,7 @@ package rqlite
 import (
 	"context"
 
-	"github.com/storecheck/storecheck/backends/mutants/guarded"
+	"github.com/storecheck/storecheck/backends/rqlite/guarded"
 )
 
 // Statement is one SQL text and its positional parameters: rqlite's wire

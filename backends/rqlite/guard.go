@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/storecheck/storecheck/backends/mutants/guarded"
+	"github.com/storecheck/storecheck/backends/rqlite/guarded"
 	"github.com/storecheck/storecheck/model"
 )
 

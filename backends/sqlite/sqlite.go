@@ -36,35 +36,42 @@ import (
 // Name is the backend's name, used as the prefix of its errors.
 const Name = "sqlite"
 
+// settings are everything Open can be told.
+type settings struct {
+	dbfile.Settings
+	// Store is passed to sqlstore.New; its Name defaults to the backend's.
+	Store sqlstore.Options
+}
+
 // Option changes one setting of Open.
-type Option func(*dbfile.Settings)
+type Option func(*settings)
 
 // WithSynchronous sets PRAGMA synchronous: "OFF", "NORMAL" (default),
 // "FULL" or "EXTRA".
 func WithSynchronous(mode string) Option {
-	return func(s *dbfile.Settings) { s.Synchronous = mode }
+	return func(s *settings) { s.Synchronous = mode }
 }
 
 // WithBusyTimeout sets how long a connection waits for another's lock.
 func WithBusyTimeout(d time.Duration) Option {
-	return func(s *dbfile.Settings) { s.BusyTimeout = d }
+	return func(s *settings) { s.BusyTimeout = d }
 }
 
 // WithMaxConns caps the connection pool of a file database (default 8).
 func WithMaxConns(n int) Option {
-	return func(s *dbfile.Settings) { s.MaxConns = n }
+	return func(s *settings) { s.MaxConns = n }
 }
 
 // WithStoreOptions passes statements and hooks to sqlstore, e.g. to build a
 // deliberately broken variant.
 func WithStoreOptions(o sqlstore.Options) Option {
-	return func(s *dbfile.Settings) { s.Store = o }
+	return func(s *settings) { s.Store = o }
 }
 
 // Open opens (creating if needed) the database at path, or a private one for
 // ":memory:", and creates the six tables. The directory must exist.
 func Open(ctx context.Context, path string, cfg model.Config, opts ...Option) (*sqlstore.Store, error) {
-	set := dbfile.Defaults()
+	set := settings{Settings: dbfile.Defaults()}
 	for _, o := range opts {
 		o(&set)
 	}
@@ -74,7 +81,7 @@ func Open(ctx context.Context, path string, cfg model.Config, opts ...Option) (*
 	if err := dbfile.CheckPath(Name, path); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(path, set))
+	db, err := sql.Open("sqlite", dsn(path, set.Settings))
 	if err != nil {
 		return nil, fmt.Errorf("%s: open %q: %w", Name, path, err)
 	}

@@ -12,8 +12,6 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/storecheck/storecheck/backends/sqlstore"
 )
 
 // Memory is the path that selects a private in-memory database.
@@ -28,8 +26,6 @@ type Settings struct {
 	Synchronous string
 	// MaxConns caps the connection pool (a :memory: database always uses one).
 	MaxConns int
-	// Store is passed to sqlstore.New; its Name defaults to the backend's.
-	Store sqlstore.Options
 }
 
 // Defaults are WAL-friendly settings: a 10 s busy timeout, synchronous
