@@ -1,6 +1,6 @@
 // Package model states the execution-store contract that storecheck holds real
-// backends against (../shared/CONTRACT.md §1, distilled from harel's SQLite, libSQL
-// and rqlite stores), and gives its reference implementation.
+// backends against (docs/CONTRACT.md, section 1, distilled from harel's SQLite,
+// libSQL and rqlite stores), and gives its reference implementation.
 //
 // The contract is the Store interface and the value types around it. The
 // reference model, Reference, is an in-memory Store that follows the contract to

@@ -12,7 +12,7 @@ import (
 )
 
 // Reference is the executable specification of the execution store: an
-// in-memory Store that does exactly what CONTRACT.md §1 says, one operation at a
+// in-memory Store that does exactly what docs/CONTRACT.md §1 says, one operation at a
 // time under a lock. It is also the `memory:` backend.
 type Reference struct {
 	mu       sync.Mutex
@@ -197,7 +197,7 @@ func (r *Reference) Commit(_ context.Context, exe *Execution, b Batch) error {
 		// state it brings is byte-identical to the stored row. The rqlite
 		// seed calls that case "benign double delivery" and lets its guard
 		// (side-writes on `data = ours`) apply the loser's outbox, dedupe,
-		// spawn and trace writes; CONTRACT.md property 3 does not, and an
+		// spawn and trace writes; docs/CONTRACT.md property 3 does not, and an
 		// extra outbox or trace row is not idempotent. storecheck holds
 		// backends to property 3 and reports the seed's behaviour as a
 		// finding (backends/rqlite offers guard=prestate, which closes it).

@@ -1,7 +1,7 @@
 // Package procfault injects process faults into the embedded backends —
 // SIGKILL and SIGSTOP of worker processes that share one database file — and
 // checks what the store promises across them: the crash-recovery and
-// writer-stall scenarios (CONTRACT.md §1, properties 2, 3, 5 and 9).
+// writer-stall scenarios (docs/CONTRACT.md §1, properties 2, 3, 5 and 9).
 //
 // # Workers
 //

@@ -1,6 +1,6 @@
 // Package replicalag measures what replica lag costs a store whose loads
 // come from an embedded replica and whose commits are decided on the
-// primary (CONTRACT.md §1, property 10: stale-replica CAS decisions produce
+// primary (docs/CONTRACT.md §1, property 10: stale-replica CAS decisions produce
 // conflicts, never lost updates; the conflict rate as lag grows is
 // measured, not guessed). It is the engine of storecheck's
 // replica-lag-conflict scenario.

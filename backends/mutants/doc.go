@@ -2,7 +2,7 @@
 // storecheck must catch. Each mutant is a named variant of a real backend —
 // the SQLite store (backends/sqlite over backends/sqlstore) with one
 // statement swapped, or wrapped where a statement swap cannot express the
-// bug — and breaks exactly one clause of the contract (CONTRACT.md §1),
+// bug — and breaks exactly one clause of the contract (docs/CONTRACT.md §1),
 // which its Breaks sentence names. The bug itself is marked "BUG:" in the
 // code.
 //
