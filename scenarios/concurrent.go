@@ -68,7 +68,7 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 		return Result{Verdict: reports.Fail, Reason: fmt.Sprintf("the run could not be completed: %v", err)}
 	}
 	m := reports.Measure(res.History)
-	out := Result{Ops: int64(res.Counts.Ops), Metrics: concurrentMetrics(res), Measured: &m, Servers: srv}
+	out := Result{Ops: int64(res.Counts.Ops), Metrics: concurrentMetrics(res), Measured: &m, Servers: srv, Digest: res.PlanDigest}
 	switch res.Verdict {
 	case linearizability.Ok:
 		out.Verdict = reports.Pass
@@ -84,6 +84,7 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 
 func concurrentMetrics(res *workload.Result) map[string]float64 {
 	m := map[string]float64{
+		"steps":         float64(res.Steps),
 		"commits":       float64(res.Counts.Commits),
 		"conflicts":     float64(res.Counts.Conflicts),
 		"conflict_rate": res.Counts.ConflictRate,

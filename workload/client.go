@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
 	"time"
 
 	"github.com/storecheck/storecheck/linearizability"
@@ -25,10 +24,11 @@ const (
 type worker struct {
 	idx   int
 	cfg   *Config
-	rng   *rand.Rand
+	plan  *plan
+	done  int        // steps taken
+	rng   *rand.Rand // the current step's own stream
 	c     *linearizability.Client
 	execs []string
-	pick  []int // cumulative mix weights
 
 	n      int                 // attempts so far, for tokens
 	views  map[string][]view   // per execution, oldest first
@@ -38,25 +38,20 @@ type worker struct {
 }
 
 func newWorker(idx int, cfg *Config, c *linearizability.Client, execs []string) *worker {
-	w := &worker{
-		idx: idx, cfg: cfg, c: c, execs: execs,
-		rng:   rand.New(rand.NewPCG(cfg.Seed, uint64(idx))),
+	return &worker{
+		idx: idx, cfg: cfg, c: c, execs: execs, plan: newPlan(cfg, idx),
 		views: map[string][]view{}, stale: map[string]bool{}, events: map[string][]string{},
 	}
-	total := 0
-	for _, wt := range cfg.Mix.weights() {
-		total += wt
-		w.pick = append(w.pick, total)
-	}
-	return w
 }
 
-// run takes steps until the step budget or the deadline is spent, or ctx
-// ends. Store errors are recorded, not returned; the error is a harness
-// failure (a call the recorder refused).
-func (w *worker) run(ctx context.Context, budget *atomic.Int64, deadline time.Time) error {
-	for ctx.Err() == nil && time.Now().Before(deadline) && budget.Add(-1) >= 0 {
-		if err := w.step(ctx); errors.Is(err, linearizability.ErrNotRecorded) {
+// run takes the planned steps until they are done or the deadline passes,
+// or ctx ends. Store errors are recorded, not returned; the error is a
+// harness failure (a call the recorder refused).
+func (w *worker) run(ctx context.Context, deadline time.Time) error {
+	for i := 0; i < w.plan.steps && ctx.Err() == nil && time.Now().Before(deadline); i++ {
+		err := w.step(ctx, i)
+		w.done++
+		if errors.Is(err, linearizability.ErrNotRecorded) {
 			return fmt.Errorf("client %d: %w", w.idx, err)
 		}
 		if w.cfg.Progress != nil {
@@ -66,20 +61,17 @@ func (w *worker) run(ctx context.Context, budget *atomic.Int64, deadline time.Ti
 	return nil
 }
 
-// step runs one step of the mix.
-func (w *worker) step(ctx context.Context) error {
-	r := w.rng.IntN(w.pick[len(w.pick)-1])
-	exec := w.execs[w.rng.IntN(len(w.execs))]
+// step runs step i of the plan: its kind and execution come from the plan,
+// every other random choice from a stream of its own, so that what one
+// step happened to see never shifts what a later step draws.
+func (w *worker) step(ctx context.Context, i int) error {
+	kind, exec := w.plan.at(i)
+	w.rng = w.plan.rngFor(i)
 	steps := []func(context.Context, string) error{
 		w.commit, w.staleCommit, w.save, w.deliver, w.load, w.loadForEvent,
 		w.isProcessed, w.readTrace, w.appendTrace, w.relay, w.spawnRelay, w.sweep,
 	}
-	for i, upTo := range w.pick {
-		if r < upTo {
-			return steps[i](ctx, exec)
-		}
-	}
-	return nil
+	return steps[kind](ctx, w.execs[exec])
 }
 
 // op returns the context of one store call.

@@ -34,10 +34,9 @@ func Drive(ctx context.Context, rec *linearizability.Recorder, cfg Config) (int,
 // duration is spent, or ctx ends.
 func drive(ctx context.Context, rec *linearizability.Recorder, cfg Config) (int, error) {
 	execs := cfg.executionIDs()
-	var budget atomic.Int64
-	budget.Store(int64(cfg.Ops))
 	deadline := time.Now().Add(cfg.Duration)
 	errs := make([]error, cfg.Clients)
+	var steps atomic.Int64
 	var wg sync.WaitGroup
 	for i := range cfg.Clients {
 		c := rec.Client()
@@ -46,7 +45,10 @@ func drive(ctx context.Context, rec *linearizability.Recorder, cfg Config) (int,
 			c = rec.NewClient(linearizability.ClientOptions{Store: r, Replica: r.Name(), ReadYourWrites: r.ReadYourWrites()})
 		}
 		w := newWorker(cfg.FirstClient+i, &cfg, c, execs)
-		wg.Go(func() { errs[i] = w.run(ctx, &budget, deadline) })
+		wg.Go(func() {
+			errs[i] = w.run(ctx, deadline)
+			steps.Add(int64(w.done))
+		})
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -55,5 +57,5 @@ func drive(ctx context.Context, rec *linearizability.Recorder, cfg Config) (int,
 	if err := ctx.Err(); err != nil {
 		return 0, fmt.Errorf("workload stopped: %w", err)
 	}
-	return cfg.Ops - int(max(budget.Load(), 0)), nil
+	return int(steps.Load()), nil
 }

@@ -20,9 +20,11 @@ type Result struct {
 	Report    *linearizability.Report
 	History   linearizability.History
 	Counts    Counts
-	// Seed is the run's seed; Steps how many steps the clients took.
-	Seed  uint64
-	Steps int
+	// Seed is the run's seed; Steps how many steps the clients took;
+	// PlanDigest identifies the steps they were to take (PlanDigest).
+	Seed       uint64
+	Steps      int
+	PlanDigest string
 	// TrafficTime is the traffic phase; CheckTime the checker's time
 	// (porcupine and global checks).
 	TrafficTime, CheckTime time.Duration

@@ -57,7 +57,7 @@ func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Notes: notes, Seed: cfg.Seed, Steps: steps, TrafficTime: time.Since(start)}
+	res := &Result{Notes: notes, Seed: cfg.Seed, Steps: steps, PlanDigest: PlanDigest(cfg), TrafficTime: time.Since(start)}
 
 	if err := linearizability.Heal(ctx, rec.HealClient(), rec.History()); err != nil {
 		return nil, fmt.Errorf("workload: %w: %w", ErrHealFailed, err)

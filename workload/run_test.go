@@ -126,3 +126,30 @@ func TestLeakyStoreIsCaught(t *testing.T) {
 		t.Fatalf("offline re-check: %v, %v", err, rep)
 	}
 }
+
+// The plan is a pure function of the seed: two runs with one seed take the
+// same number of steps with the same digest, whatever the interleaving;
+// another seed plans otherwise.
+func TestPlanIsAPureFunctionOfTheSeed(t *testing.T) {
+	cfg := Config{Clients: 4, Executions: 2, Ops: 300, Seed: 5}
+	a, b := runMemory(t, cfg), runMemory(t, cfg)
+	if a.PlanDigest == "" || a.PlanDigest != b.PlanDigest || a.Steps != 300 || b.Steps != 300 {
+		t.Errorf("same seed: digests %s %s, steps %d %d", a.PlanDigest, b.PlanDigest, a.Steps, b.Steps)
+	}
+	cfg.Seed = 6
+	if c := PlanDigest(cfg); c == a.PlanDigest {
+		t.Errorf("seeds 5 and 6 plan alike: %s", c)
+	}
+	if PlanDigest(Config{Clients: 4, Executions: 2, Ops: 300, Seed: 5}) != a.PlanDigest {
+		t.Errorf("PlanDigest differs from the run's")
+	}
+}
+
+func runMemory(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	res, err := Run(context.Background(), model.NewReference(model.DefaultConfig()), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
