@@ -53,6 +53,11 @@ func renderMarkdown(rep *report) ([]byte, error) {
 	writeFailures(&b, rep)
 	writeNotPassed(&b, rep)
 	writeServers(&b, rep)
+	for _, v := range rep.Runs {
+		if v.Replay != nil {
+			fmt.Fprintf(&b, "\nReplay of %s: %s\n", mdCode(v.Replay.Of), mdText(v.Replay.String()))
+		}
+	}
 	blankLine(&b)
 	b.WriteString("Full report: `index.html` (verdict matrix, performance, plots); JUnit: `junit.xml`.\n")
 	return []byte(b.String()), nil

@@ -77,6 +77,44 @@ type Run struct {
 	// KnownIssue names the confirmed upstream bug a FAIL's evidence shows
 	// (docs/KNOWN-ISSUES.md); a gate may accept it.
 	KnownIssue string `json:"known_issue,omitempty"`
+	// Replay, on a run made by `storecheck replay`, compares it with the
+	// run it repeats.
+	Replay *Replay `json:"replay,omitempty"`
+}
+
+// Replay says whether a replayed run reproduced the original: the same
+// plan (sequence or schedule digest) and the same verdict.
+type Replay struct {
+	// Of names the original: the summary it came from and its position.
+	Of string `json:"of"`
+	// WasVerdict and WasDigest are the original's.
+	WasVerdict Verdict `json:"was_verdict"`
+	WasDigest  string  `json:"was_digest,omitempty"`
+	// SamePlan is true when both digests exist and are equal; SameVerdict
+	// when the verdicts are.
+	SamePlan    bool `json:"same_plan"`
+	SameVerdict bool `json:"same_verdict"`
+}
+
+// CompareReplay fills r.Replay from the original run it repeats.
+func (r *Run) CompareReplay(of string, orig Run) {
+	r.Replay = &Replay{Of: of, WasVerdict: orig.Verdict, WasDigest: orig.SequenceDigest,
+		SamePlan:    orig.SequenceDigest != "" && orig.SequenceDigest == r.SequenceDigest,
+		SameVerdict: orig.Verdict == r.Verdict}
+}
+
+// String says in a line whether the replay reproduced the original.
+func (p Replay) String() string {
+	switch {
+	case p.SamePlan && p.SameVerdict:
+		return fmt.Sprintf("reproduced: same plan (%s), same verdict (%s)", p.WasDigest, p.WasVerdict)
+	case p.SamePlan:
+		return fmt.Sprintf("same plan (%s), but the verdict differs: was %s (timing, not the plan, decides this run)", p.WasDigest, p.WasVerdict)
+	case p.WasDigest == "":
+		return fmt.Sprintf("the original recorded no plan digest; verdict was %s", p.WasVerdict)
+	default:
+		return fmt.Sprintf("not reproduced: the plan differs (was %s; a different storecheck or settings?), verdict was %s", p.WasDigest, p.WasVerdict)
+	}
 }
 
 // ExitCode is what a command that produced s exits with: 0 when every run

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,5 +137,39 @@ func TestSplitBackendList(t *testing.T) {
 	got := splitBackendList([]string{"memory:,sqlite:/tmp/a.db", "rqlite://h1:4001,h2:4001?level=strong,nope:"})
 	if strings.Join(got, " ") != "memory: sqlite:/tmp/a.db rqlite://h1:4001,h2:4001?level=strong nope:" {
 		t.Fatalf("got %q", got)
+	}
+}
+
+// The same seed plans the same concurrent run: two runs carry one plan
+// digest, and replaying one says it reproduced it.
+func TestConcurrentRunsReproduce(t *testing.T) {
+	dir := t.TempDir()
+	var digests []string
+	for i, db := range []string{"a.db", "b.db"} {
+		out := filepath.Join(dir, fmt.Sprintf("out%d", i))
+		code, stdout, stderr := run(t, "run", "--backend", "sqlite:"+filepath.Join(dir, db), "--scenario", "concurrent", "--seed", "5", "--ops", "400", "--out", out)
+		if code != ExitOK {
+			t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
+		}
+		sum, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		digests = append(digests, sum.Runs[0].SequenceDigest)
+	}
+	if digests[0] == "" || digests[0] != digests[1] {
+		t.Fatalf("plan digests %v: want one, twice", digests)
+	}
+	replayed := filepath.Join(dir, "replayed")
+	code, _, stderr := run(t, "replay", "--run", "1", "--out", replayed, "--backend", "sqlite:"+filepath.Join(dir, "c.db"), filepath.Join(dir, "out0", "summary.json"))
+	if code != ExitOK || !strings.Contains(stderr, "reproduced: same plan ("+digests[0]+"), same verdict (PASS)") {
+		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(replayed, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := sum.Runs[0].Replay; p == nil || !p.SamePlan || !p.SameVerdict {
+		t.Errorf("the replay's summary: %+v", p)
 	}
 }

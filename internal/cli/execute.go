@@ -51,10 +51,19 @@ const (
 // it, prints the outcome and returns the exit code. An interrupted run still
 // writes its summary, with the runs it could not finish marked INTERRUPTED.
 func execute(ctx context.Context, e *env, plan runner.Plan, o outputFlags, policy notRunPolicy, command string) (int, error) {
+	return executeThen(ctx, e, plan, o, policy, command, nil)
+}
+
+// executeThen is execute with a step between the runs and the summary:
+// replay compares its run with the original there.
+func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, policy notRunPolicy, command string, then func(*reports.Summary)) (int, error) {
 	mode := chooseProgress(e.stderr, o.quiet || o.json)
 	started := time.Now().UTC()
 	sum := runner.Execute(ctx, plan, newProgress(e.stderr, mode))
 	sum.Command, sum.Started = command, started
+	if then != nil {
+		then(sum)
+	}
 	path := filepath.Join(o.dir, "summary.json")
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"flag"
+	"fmt"
 	"strings"
 
 	"github.com/storecheck/storecheck/internal/runner"
@@ -69,7 +70,14 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 		Entries: []runner.Entry{{Backend: url, Scenario: sc, Seed: r.Seed}}, Out: out.dir,
 		Options: k.options(), Params: k.params(r.Seed), Reproduce: k.reproduce,
 	}
-	return execute(ctx, e, plan, out, notRunIsError, "storecheck replay "+strings.Join(args, " "))
+	of := fmt.Sprintf("%s#%d", path, runIndex(sum, r))
+	compare := func(got *reports.Summary) {
+		if len(got.Runs) == 1 {
+			got.Runs[0].CompareReplay(of, r)
+			fmt.Fprintf(e.stderr, "storecheck: replay of %s: %s\n", of, got.Runs[0].Replay)
+		}
+	}
+	return executeThen(ctx, e, plan, out, notRunIsError, "storecheck replay "+strings.Join(args, " "), compare)
 }
 
 func pickRun(sum *reports.Summary, index int, scenario, backend string) (reports.Run, error) {
@@ -93,4 +101,14 @@ func pickRun(sum *reports.Summary, index int, scenario, backend string) (reports
 	default:
 		return reports.Run{}, usagef("%d runs match; choose one with --run N (1..%d) or --scenario and --backend", len(matches), len(sum.Runs))
 	}
+}
+
+// runIndex is r's position in sum, from 1.
+func runIndex(sum *reports.Summary, r reports.Run) int {
+	for i, x := range sum.Runs {
+		if x.Backend == r.Backend && x.Scenario == r.Scenario && x.Seed == r.Seed {
+			return i + 1
+		}
+	}
+	return 0
 }
