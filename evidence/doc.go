@@ -13,6 +13,7 @@
 //	faults.jsonl        one Fault per line, on the history's clock
 //	logs/               the logs of the servers the run started
 //	rapid.log           a property run's output
+//	cycles.txt          crash-recovery's kill-and-recover cycles
 //	sweep.json, sweep.md  a replica-lag sweep's figures (replicalag's own documents)
 //	history-MODE.jsonl, visualization-MODE.html, notes-MODE.txt
 //	                    the lease-stall workload's files, one set per mode

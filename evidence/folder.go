@@ -27,6 +27,9 @@ const (
 	LogsDir = "logs"
 	// RapidLogFile is the output of a property-based run (rapid).
 	RapidLogFile = "rapid.log"
+	// CyclesFile is the crash-recovery workload's cycle log: one line
+	// per kill-and-recover cycle, then "note: …" lines.
+	CyclesFile = "cycles.txt"
 	// SweepJSONFile and SweepMDFile are a replica-lag sweep's figures
 	// (package replicalag writes them; their content is its own).
 	SweepJSONFile = "sweep.json"

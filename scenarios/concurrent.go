@@ -122,7 +122,7 @@ func openConcurrent(ctx context.Context, t Target, p Params, cfg model.Config) (
 		}
 		return store, nil, servers(store), store.Close, nil
 	}
-	target, err := replicalag.TargetFor(ctx, t.URL, logDir(p))
+	target, err := replicalag.TargetFor(ctx, t.URL, folder(p).LogDir())
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

@@ -14,9 +14,9 @@ import (
 	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/backends/rqlite/managed"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
-	"github.com/storecheck/storecheck/workload"
 )
 
 var rqlitedFlag = flag.String("rqlited", "", "path to rqlited (default $RQLITED, then PATH)")
@@ -132,7 +132,7 @@ func TestFollowerReadHazard(t *testing.T) {
 				if res.Guarantee != "linearizability" {
 					t.Errorf("guarantee %q, want linearizability (a stale read)", res.Guarantee)
 				}
-				html, err := os.ReadFile(filepath.Join(dir, workload.VisualizationFile))
+				html, err := os.ReadFile(filepath.Join(dir, evidence.VisualizationFile))
 				if err != nil || !strings.Contains(string(html), "isolate") {
 					t.Errorf("visualization without the fault window (%v)", err)
 				}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/conformance"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/reports"
 )
 
@@ -57,6 +58,24 @@ type Params struct {
 type Progress struct {
 	Ops   atomic.Int64 // operations (or workload steps) done
 	Fault atomic.Value // string: the fault now injected, "" for none
+}
+
+// folder is the run's evidence folder; no folder when OutDir is "".
+func folder(p Params) evidence.Folder { return evidence.At(p.OutDir) }
+
+// keep writes one file into the run's folder, if it has one; a failure is
+// logged, not fatal: the verdict stands without it.
+func keep(p Params, name string, data []byte) {
+	if _, err := folder(p).WriteFile(name, data); err != nil && p.Logger != nil {
+		p.Logger.Warn("could not keep "+name, "err", err)
+	}
+}
+
+// keepLines keeps lines as one file, a line each; nothing for no lines.
+func keepLines(p Params, name string, lines []string) {
+	if len(lines) > 0 {
+		keep(p, name, []byte(strings.Join(lines, "\n")+"\n"))
+	}
 }
 
 // CurrentFault returns the fault now injected, or "".
