@@ -116,7 +116,7 @@ func firstViolation(res *workload.Result) string {
 // replica of its own, syncing at the URL's interval.
 func openConcurrent(ctx context.Context, t Target, p Params, cfg model.Config) (model.Store, []linearizability.Replica, []string, func() error, error) {
 	if ok, _ := replicalag.Applies(t.URL); !ok {
-		store, err := t.Open(ctx, cfg)
+		store, err := t.opener(p)(ctx, cfg)
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}

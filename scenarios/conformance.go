@@ -27,7 +27,7 @@ func conformanceScenario() Scenario {
 }
 
 func runConformance(ctx context.Context, t Target, p Params) Result {
-	srv, err := probe(ctx, t)
+	srv, err := probe(ctx, t, p)
 	if err != nil {
 		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be opened: %v", err)}
 	}
@@ -37,7 +37,7 @@ func runConformance(ctx context.Context, t Target, p Params) Result {
 		stop := mirror(&stats.Ops, &p.Progress.Ops)
 		defer stop()
 	}
-	rep, err := conformance.Check(ctx, t.Open, conformance.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, ShrinkTime: p.ShrinkTime, Stats: stats})
+	rep, err := conformance.Check(ctx, t.opener(p), conformance.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, ShrinkTime: p.ShrinkTime, Stats: stats})
 	res := Result{Ops: rep.Ops, Cases: rep.Cases, Digest: rep.Digest, Servers: srv}
 	keepLines(p, evidence.RapidLogFile, rep.Output)
 	switch {

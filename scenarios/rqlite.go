@@ -90,8 +90,8 @@ func faultScenario(name, summary string, schedule func(cluster.Cluster) chaos.Sc
 }
 
 // openCluster opens the target and finds its cluster, or says why not.
-func openCluster(ctx context.Context, t Target) (clusterStore, *Result) {
-	store, err := t.Open(ctx, model.DefaultConfig())
+func openCluster(ctx context.Context, t Target, p Params) (clusterStore, *Result) {
+	store, err := t.opener(p)(ctx, model.DefaultConfig())
 	if err != nil {
 		return nil, rqNotRun(ctx, "backend could not be opened: %v", err)
 	}
@@ -142,7 +142,7 @@ func faultWorkload(t Target, p Params, name string, during func(context.Context,
 }
 
 func runFaults(ctx context.Context, t Target, p Params, name string, schedule func(cluster.Cluster) chaos.Schedule) Result {
-	cs, fail := openCluster(ctx, t)
+	cs, fail := openCluster(ctx, t, p)
 	if fail != nil {
 		return *fail
 	}
@@ -220,7 +220,9 @@ func progressHooks(p Params) chaos.Hooks {
 	}
 }
 
-// saveServerLogs copies every node's log into the run's folder, logs/.
+// saveServerLogs copies every node's log into the run's folder, logs/ (a
+// container's from Docker; a process node writes there all along, see
+// Target.opener).
 func saveServerLogs(p Params, cl cluster.Cluster) {
 	dir := folder(p).LogDir()
 	if dir == "" {

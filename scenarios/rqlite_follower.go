@@ -41,7 +41,7 @@ type readerStore interface {
 }
 
 func runFollowerRead(ctx context.Context, t Target, p Params) Result {
-	cs, fail := openCluster(ctx, t)
+	cs, fail := openCluster(ctx, t, p)
 	if fail != nil {
 		return *fail
 	}

@@ -109,6 +109,42 @@ func TestRqliteScenariosNotRun(t *testing.T) {
 	}
 }
 
+// TestFailedStartLogsInRunFolder: when the cluster's servers fail to
+// start, the NOT RUN reason points at the run folder's logs/, and the logs
+// are there after the run (the cluster's own folder is gone by then).
+func TestFailedStartLogsInRunFolder(t *testing.T) {
+	bindir, err := os.MkdirTemp("", "storecheck-fake-rqlited-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(bindir) })
+	if err := os.Chmod(bindir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(bindir, "rqlited")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 'fake rqlited: cannot start' >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range []Scenario{rqliteScenarios()[0], followerReadScenario(), concurrentScenario()} {
+		t.Run(sc.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			url := "rqlite+process:?nodes=3&rqlited=" + bin
+			start := time.Now()
+			res := sc.Run(context.Background(), Target{URL: url, Open: func(ctx context.Context, cfg model.Config) (model.Store, error) {
+				return backends.Open(ctx, url, cfg)
+			}}, Params{Seed: 1, OutDir: dir})
+			logs := evidence.At(dir).LogDir()
+			if res.Verdict != reports.NotRun || !strings.Contains(res.Reason, logs) || time.Since(start) > 20*time.Second {
+				t.Errorf("%s %q after %v; want NOT RUN naming %s", res.Verdict, res.Reason, time.Since(start), logs)
+			}
+			b, err := os.ReadFile(filepath.Join(logs, "n1.log"))
+			if err != nil || !strings.Contains(string(b), "fake rqlited: cannot start") {
+				t.Errorf("n1.log in the run folder: %q, %v", b, err)
+			}
+		})
+	}
+}
+
 // TestFollowerReadHazard: reads at level none from a follower cut off from
 // the others are caught as stale (Illegal, drawn with the fault window); at
 // level strong the same run passes. Either way nothing is left behind.

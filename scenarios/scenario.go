@@ -13,8 +13,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/conformance"
 	"github.com/storecheck/storecheck/evidence"
+	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
 )
 
@@ -135,11 +137,21 @@ func Lookup(name string) (Scenario, error) {
 	return Scenario{}, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", "))
 }
 
+// opener is t.Open telling a backend that starts servers of its own
+// (rqlite+process:, libsql+replica:) to write their logs into the run's folder, logs/, where
+// they outlive a failed start and a NOT RUN reason can point at them.
+func (t Target) opener(p Params) conformance.Opener {
+	dir := folder(p).LogDir()
+	return func(ctx context.Context, cfg model.Config) (model.Store, error) {
+		return t.Open(backends.WithLogDir(ctx, dir), cfg)
+	}
+}
+
 // probe opens the backend once, so that a backend that cannot start is
 // reported NOT RUN with the reason instead of as a failed check, and
 // returns the servers it runs on.
-func probe(ctx context.Context, t Target) ([]string, error) {
-	s, err := t.Open(ctx, defaultProbeConfig())
+func probe(ctx context.Context, t Target, p Params) ([]string, error) {
+	s, err := t.opener(p)(ctx, defaultProbeConfig())
 	if err != nil {
 		return nil, err
 	}
