@@ -10,6 +10,7 @@ import (
 
 	"github.com/storecheck/storecheck/backends/adapter"
 	"github.com/storecheck/storecheck/backends/internal/dbfile"
+	"github.com/storecheck/storecheck/backends/internal/logdir"
 	"github.com/storecheck/storecheck/backends/lagsim"
 	"github.com/storecheck/storecheck/backends/libsql"
 	"github.com/storecheck/storecheck/backends/mutants"
@@ -132,6 +133,12 @@ func List() []string {
 	}
 	return out
 }
+
+// WithLogDir returns ctx telling the backends that start servers of their
+// own (rqlite+process:, libsql+replica: without primary=) to write the
+// servers' logs into dir, which outlives them: a run's evidence folder,
+// logs/. Without it the logs live and die with the servers' data.
+func WithLogDir(ctx context.Context, dir string) context.Context { return logdir.With(ctx, dir) }
 
 // Open opens the store rawURL names, as "scheme:rest".
 func Open(ctx context.Context, rawURL string, cfg model.Config) (model.Store, error) {

@@ -91,3 +91,51 @@ func TestList(t *testing.T) {
 		}
 	}
 }
+
+// TestWithLogDirKeepsFailedServersLogs: a backend that starts its own
+// server, told a log folder, leaves the server's log there when the server
+// fails to start, and the error points at it (not at a folder the failed
+// open has already removed).
+func TestWithLogDirKeepsFailedServersLogs(t *testing.T) {
+	bindir, err := os.MkdirTemp("", "storecheck-fake-servers-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(bindir) })
+	if err := os.Chmod(bindir, 0o755); err != nil { // rqlited may run as a user of its own
+		t.Fatal(err)
+	}
+	fake := func(name, script string) string {
+		path := filepath.Join(bindir, name)
+		if err := os.WriteFile(path, []byte("#!/bin/sh\n"+script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	rqlited := fake("rqlited", "echo 'fake rqlited: cannot start' >&2\nexit 3\n")
+	sqld := fake("sqld", "[ \"$1\" = --version ] && { echo 'sqld sqld 0.0.0-fake'; exit 0; }\necho 'fake sqld: cannot start' >&2\nexit 3\n")
+	for _, c := range []struct{ url, log, says string }{
+		{"rqlite+process:?nodes=1&rqlited=" + rqlited, "n1.log", "fake rqlited: cannot start"},
+		{"libsql+replica:" + filepath.Join(t.TempDir(), "r.db") + "?sqld=" + sqld + "&net=loopback&auth=none", "sqld.log", "fake sqld: cannot start"},
+	} {
+		scheme, _, _ := strings.Cut(c.url, ":")
+		t.Run(scheme, func(t *testing.T) {
+			logs := filepath.Join(t.TempDir(), "logs")
+			s, err := Open(WithLogDir(context.Background(), logs), c.url, model.DefaultConfig())
+			if err == nil {
+				s.Close()
+				t.Fatal("opened a backend whose server exits at once")
+			}
+			if strings.Contains(err.Error(), "without cgo") {
+				t.Skip(err)
+			}
+			if !strings.Contains(err.Error(), logs) {
+				t.Errorf("error %q does not point at %s", err, logs)
+			}
+			b, rerr := os.ReadFile(filepath.Join(logs, c.log))
+			if rerr != nil || !strings.Contains(string(b), c.says) {
+				t.Errorf("%s after the failed open: %q, %v", c.log, b, rerr)
+			}
+		})
+	}
+}

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/evidence"
 )
 
 // fakeCluster keeps the state faults change, to check that every fault is
@@ -107,11 +106,11 @@ func clock() func() int64 {
 
 // TestScheduleHealsEverything: every fault of a schedule is injected,
 // healed at the end of its window, and written to faults.jsonl in the
-// format reports reads, with start before end.
+// format the reports read, with start before end.
 func TestScheduleHealsEverything(t *testing.T) {
 	c := newFake()
-	path := filepath.Join(t.TempDir(), reports.FaultsFile)
-	tl, err := NewTimeline(path)
+	folder := evidence.At(t.TempDir())
+	tl, err := folder.Timeline()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +129,7 @@ func TestScheduleHealsEverything(t *testing.T) {
 	if len(injected) != 10 || injected[0] != "kill-leader" || injected[4] != "step-down" {
 		t.Errorf("injected %v", injected)
 	}
-	faults, err := reports.ReadFaults(path)
+	faults, err := folder.ReadFaults()
 	if err != nil || len(faults) != 10 {
 		t.Fatalf("faults.jsonl: %d faults, %v", len(faults), err)
 	}
@@ -139,7 +138,7 @@ func TestScheduleHealsEverything(t *testing.T) {
 			t.Errorf("fault %+v not healed or without target", f)
 		}
 	}
-	if ev := tl.Events()[0]; ev.Metrics["new_leader_ms"] < 0 || ev.Detail == "" {
+	if ev := tl.Faults()[0]; ev.Metrics["new_leader_ms"] < 0 || ev.Detail == "" {
 		t.Errorf("kill-leader event %+v", ev)
 	}
 }
@@ -149,7 +148,7 @@ func TestScheduleHealsEverything(t *testing.T) {
 func TestCancelHealsAtOnce(t *testing.T) {
 	c := newFake()
 	c.failHeal = 1
-	tl, _ := NewTimeline("")
+	tl, _ := evidence.Folder{}.Timeline()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := Schedule{Faults: []Fault{StallFollower}, Interval: time.Millisecond, Duration: time.Hour, Seed: 2}
 	done := make(chan error, 1)
@@ -167,7 +166,7 @@ func TestCancelHealsAtOnce(t *testing.T) {
 	if b := c.broken(); len(b) > 0 {
 		t.Errorf("left broken: %v", b)
 	}
-	if evs := tl.Events(); len(evs) != 1 || evs[0].EndNS < evs[0].StartNS || evs[0].Error == "" {
+	if evs := tl.Faults(); len(evs) != 1 || evs[0].EndNS < evs[0].StartNS || evs[0].Error == "" {
 		t.Errorf("events %+v", evs)
 	}
 }

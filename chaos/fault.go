@@ -9,8 +9,9 @@
 // long as its context lives; every injection is healed at the end of its
 // window, and whatever could not be healed then is healed again at the end
 // (Run never returns with a fault in place that it knows how to undo).
-// Every fault is written to a Timeline, one JSON line per fault
-// (faults.jsonl, reports.Fault's format), on the history's clock.
+// Every fault is added, as it ends, to an evidence.Timeline: an
+// evidence.Fault on the history's clock, written to the run folder's
+// faults.jsonl.
 //
 // The package knows nothing of rqlite: a Cluster is the few operations the
 // faults need, which backends/rqlite/cluster.Control provides.

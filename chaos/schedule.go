@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/storecheck/storecheck/evidence"
 )
 
 // Schedule says which faults to inject, how often and for how long.
@@ -56,7 +58,7 @@ type Hooks struct {
 // or at once when ctx ends; Run returns only when none it injected is left
 // in place (a heal that failed is tried again at the end). The error joins
 // the faults that could not be injected or healed.
-func (s Schedule) Run(ctx context.Context, c Cluster, now func() int64, tl *Timeline, hooks Hooks) error {
+func (s Schedule) Run(ctx context.Context, c Cluster, now func() int64, tl *evidence.Timeline, hooks Hooks) error {
 	rng := rand.New(rand.NewPCG(s.Seed, 0xfa11))
 	limit := s.Max
 	if limit == 0 {
@@ -72,7 +74,7 @@ func (s Schedule) Run(ctx context.Context, c Cluster, now func() int64, tl *Time
 		if !s.InOrder {
 			f = s.Faults[rng.IntN(len(s.Faults))]
 		}
-		ev := Event{Fault: f.Name(), StartNS: now()}
+		ev := evidence.Fault{Fault: f.Name(), StartNS: now()}
 		inj, err := inject(ctx, f, c, rng)
 		ev.Target, ev.Detail, ev.Metrics = inj.Target, inj.Detail, inj.Metrics
 		if err != nil {

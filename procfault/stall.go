@@ -4,13 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
 )
@@ -50,8 +48,9 @@ type StallOptions struct {
 	CheckTimeout time.Duration
 	// Command starts the workers; see SelfCommand.
 	Command Command
-	// OutDir, when set, receives the merged history (history.jsonl) and,
-	// when a check fails, the violations and porcupine's visualization.
+	// OutDir, when set, is the run's evidence.Folder: it receives the
+	// merged history and, when a check fails, the verdict and violations
+	// and porcupine's visualization.
 	OutDir string
 	// Fault, when set, is told the fault being injected ("" when none).
 	Fault func(string)
@@ -336,36 +335,32 @@ func (s *stallRun) observe(h linearizability.History, source []int) error {
 	return err
 }
 
-// save writes the merged history and, when a check failed, the violations
-// and the visualization to OutDir.
+// save writes the merged history and, when a check failed, the verdict
+// and violations and the visualization to OutDir (an evidence.Folder).
 func (s *stallRun) save(ctx context.Context, rep *linearizability.Report) error {
-	if s.opt.OutDir == "" {
+	f := evidence.At(s.opt.OutDir)
+	if f.None() {
 		return nil
 	}
-	path := filepath.Join(s.opt.OutDir, "history.jsonl")
-	if err := linearizability.SaveFile(path, s.res.History); err != nil {
+	path, err := f.WriteHistory(s.res.History)
+	if err != nil {
 		return notRun("save the history: %v", err)
 	}
 	s.res.Artifacts = append(s.res.Artifacts, path)
 	if s.res.Err == nil {
 		return nil
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "verdict: %s\n", rep.Verdict)
+	v := evidence.VerdictOf(rep)
 	if rep.Err == nil {
-		fmt.Fprintln(&b, s.res.Err)
+		// The isolation check's, which the report does not hold.
+		v.Violations = append([]string{s.res.Err.Error()}, v.Violations...)
 	}
-	for _, v := range rep.Violations {
-		fmt.Fprintln(&b, v.Error())
-	}
-	path = filepath.Join(s.opt.OutDir, "violations.txt")
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+	if path, err = f.WriteVerdict(v); err != nil {
 		return notRun("save the violations: %v", err)
 	}
 	s.res.Artifacts = append(s.res.Artifacts, path)
 	if rep.Verdict == linearizability.Illegal {
-		path = filepath.Join(s.opt.OutDir, "visualization.html")
-		if err := linearizability.VisualizeFile(ctx, path, s.res.History, rep, linearizability.Options{Timeout: s.opt.CheckTimeout}); err != nil {
+		if path, err = f.WriteVisualization(ctx, s.res.History, rep, linearizability.Options{Timeout: s.opt.CheckTimeout}, nil); err != nil {
 			return notRun("save the visualization: %v", err)
 		}
 		s.res.Artifacts = append(s.res.Artifacts, path)

@@ -2,17 +2,14 @@ package replicalag
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/storecheck/storecheck/backends/replica"
-	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/evidence"
 )
 
 // The faults of the fault phase.
@@ -95,7 +92,7 @@ type injector struct {
 	seed     uint64
 
 	mu       sync.Mutex
-	log      []reports.Fault
+	log      []evidence.Fault
 	notes    []string
 	reopened []*replica.Store // replicas reopened after their process was killed
 	broken   []string         // what the reopened replicas showed wrong
@@ -122,7 +119,7 @@ func (in *injector) one(ctx context.Context, start time.Time, s faultStep) {
 		in.note("%s: %v", s.Fault, err)
 		return
 	}
-	f := reports.Fault{Fault: s.Fault, Target: s.Target, StartNS: in.now()}
+	f := evidence.Fault{Fault: s.Fault, Target: s.Target, StartNS: in.now()}
 	if err := inject(ctx); err != nil {
 		in.note("%s %s could not be injected: %v", s.Fault, s.Target, err)
 		return
@@ -211,23 +208,4 @@ func (in *injector) note(format string, a ...any) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.notes = append(in.notes, fmt.Sprintf(format, a...))
-}
-
-// writeLog writes the faults as reports.FaultsFile lines in dir.
-func writeLog(dir string, faults []reports.Fault) error {
-	f, err := os.Create(filepath.Join(dir, reports.FaultsFile))
-	if err != nil {
-		return fmt.Errorf("fault log: %w", err)
-	}
-	enc := json.NewEncoder(f)
-	for _, ft := range faults {
-		if err := enc.Encode(ft); err != nil {
-			f.Close()
-			return fmt.Errorf("fault log: %w", err)
-		}
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("fault log: %w", err)
-	}
-	return nil
 }

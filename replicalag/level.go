@@ -5,17 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/replica"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
-	"github.com/storecheck/storecheck/reports"
 )
 
 // phase is one level of the sweep, or the fault phase.
@@ -119,7 +117,7 @@ func runPhase(ctx context.Context, t *Target, cfg *Config, ph phase) (res *Level
 		}
 	}
 	if cfg.OutDir != "" {
-		if err := writeArtifacts(ctx, filepath.Join(cfg.OutDir, ph.name), h, rep, res.Faults, cfg.CheckTimeout); err != nil {
+		if err := writeArtifacts(ctx, evidence.At(cfg.OutDir).Phase(ph.name), h, rep, res.Faults, cfg.CheckTimeout); err != nil {
 			return res, err
 		}
 	}
@@ -206,35 +204,23 @@ func checkEmpty(ctx context.Context, s model.Store, execs []string) error {
 	return nil
 }
 
-// writeArtifacts keeps a level's evidence in dir: the history, the
+// writeArtifacts keeps a phase's evidence in its folder: the history, the
 // verdict and violations, the fault log, and for an illegal history
 // porcupine's visualization.
-func writeArtifacts(ctx context.Context, dir string, h linearizability.History, rep *linearizability.Report, faults []reports.Fault, timeout time.Duration) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+func writeArtifacts(ctx context.Context, f evidence.Folder, h linearizability.History, rep *linearizability.Report, faults []evidence.Fault, timeout time.Duration) error {
+	if _, err := f.WriteHistory(h); err != nil {
 		return fmt.Errorf("replicalag: artifacts: %w", err)
 	}
-	if err := linearizability.SaveFile(filepath.Join(dir, "history.jsonl"), h); err != nil {
-		return fmt.Errorf("replicalag: artifacts: %w", err)
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "verdict: %s\n", rep.Verdict)
-	for _, v := range rep.Violations {
-		fmt.Fprintln(&b, v.Error())
-	}
-	for _, n := range rep.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "violations.txt"), []byte(b.String()), 0o644); err != nil {
+	if _, err := f.WriteVerdict(evidence.VerdictOf(rep)); err != nil {
 		return fmt.Errorf("replicalag: artifacts: %w", err)
 	}
 	if len(faults) > 0 {
-		if err := writeLog(dir, faults); err != nil {
-			return err
+		if _, err := f.WriteFaults(faults); err != nil {
+			return fmt.Errorf("replicalag: fault log: %w", err)
 		}
 	}
 	if rep.Verdict == linearizability.Illegal {
-		path := filepath.Join(dir, "visualization.html")
-		if err := linearizability.VisualizeFile(ctx, path, h, rep, linearizability.Options{Timeout: timeout}); err != nil {
+		if _, err := f.WriteVisualization(ctx, h, rep, linearizability.Options{Timeout: timeout}, nil); err != nil {
 			return fmt.Errorf("replicalag: artifacts: %w", err)
 		}
 	}

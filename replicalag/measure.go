@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
-	"github.com/storecheck/storecheck/reports"
 )
 
 // LevelResult is what one level (or the fault phase) found.
@@ -58,7 +58,7 @@ type LevelResult struct {
 	// TrafficMS is how long the traffic ran.
 	TrafficMS int64 `json:"traffic_ms"`
 	// Faults are the faults injected (fault phase only).
-	Faults []reports.Fault `json:"faults,omitempty"`
+	Faults []evidence.Fault `json:"faults,omitempty"`
 	// Notes say what was not checked or could not be injected.
 	Notes []string `json:"notes,omitempty"`
 }

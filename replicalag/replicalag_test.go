@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/backends"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 )
 
@@ -67,12 +68,12 @@ func TestSweepOnTheSimulation(t *testing.T) {
 	if f := res.Faults; f == nil || len(f.Faults) != 3 {
 		t.Errorf("fault phase: %+v", f)
 	}
-	for _, name := range []string{SweepJSON, SweepMD, "history.jsonl", "faults.jsonl", "lag_50ms/history.jsonl", "faults/faults.jsonl"} {
+	for _, name := range []string{evidence.SweepJSONFile, evidence.SweepMDFile, "history.jsonl", "faults.jsonl", "lag_50ms/history.jsonl", "faults/faults.jsonl"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Errorf("missing %s: %v", name, err)
 		}
 	}
-	md, _ := os.ReadFile(filepath.Join(dir, SweepMD))
+	md, _ := os.ReadFile(filepath.Join(dir, evidence.SweepMDFile))
 	if !strings.Contains(string(md), "simulation") || !strings.Contains(string(md), "| lag_50ms |") {
 		t.Errorf("sweep.md does not say simulation or lacks the table:\n%s", md)
 	}

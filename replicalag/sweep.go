@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/storecheck/storecheck/backends/replica"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 )
 
@@ -73,7 +74,7 @@ func Run(ctx context.Context, t *Target, cfg Config) (*Result, error) {
 		res.judge(lr)
 	}
 	if cfg.OutDir != "" {
-		if err := res.write(cfg.OutDir); err != nil {
+		if err := res.write(evidence.At(cfg.OutDir)); err != nil {
 			return res, err
 		}
 	}

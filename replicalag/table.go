@@ -3,19 +3,10 @@ package replicalag
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
-	"github.com/storecheck/storecheck/reports"
-)
-
-// Files a sweep writes in its OutDir, besides a folder per phase.
-const (
-	SweepJSON = "sweep.json"
-	SweepMD   = "sweep.md"
+	"github.com/storecheck/storecheck/evidence"
 )
 
 // levelRow is one phase in sweep.json: its counts and its rates.
@@ -38,10 +29,10 @@ func row(lr *LevelResult) levelRow {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// write saves sweep.json and sweep.md in dir, and copies the history (and
-// fault log) of the fault phase, or else of the top level, to dir itself,
-// where the reports look for a run's history.
-func (r *Result) write(dir string) error {
+// write saves sweep.json and sweep.md in the run's folder, and promotes
+// the history (and fault log) of the fault phase, or else of the top
+// level, to the folder itself, where the reports look for a run's history.
+func (r *Result) write(f evidence.Folder) error {
 	doc := struct {
 		*Result
 		Levels []levelRow `json:"levels"`
@@ -56,12 +47,12 @@ func (r *Result) write(dir string) error {
 	}
 	raw, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
-		return fmt.Errorf("replicalag: %s: %w", SweepJSON, err)
+		return fmt.Errorf("replicalag: %s: %w", evidence.SweepJSONFile, err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, SweepJSON), append(raw, '\n'), 0o644); err != nil {
+	if _, err := f.WriteFile(evidence.SweepJSONFile, append(raw, '\n')); err != nil {
 		return fmt.Errorf("replicalag: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, SweepMD), []byte(r.Markdown()), 0o644); err != nil {
+	if _, err := f.WriteFile(evidence.SweepMDFile, []byte(r.Markdown())); err != nil {
 		return fmt.Errorf("replicalag: %w", err)
 	}
 	shown := r.Faults
@@ -71,10 +62,8 @@ func (r *Result) write(dir string) error {
 	if shown == nil {
 		return nil
 	}
-	for _, f := range []string{"history.jsonl", reports.FaultsFile} {
-		if err := copyFile(filepath.Join(dir, shown.Name, f), filepath.Join(dir, f)); err != nil && !os.IsNotExist(err) {
-			return fmt.Errorf("replicalag: %w", err)
-		}
+	if err := f.Promote(shown.Name, evidence.HistoryFile, evidence.FaultsFile); err != nil {
+		return fmt.Errorf("replicalag: %w", err)
 	}
 	return nil
 }
@@ -116,21 +105,4 @@ func (r *Result) Markdown() string {
 	}
 	b.WriteString("\n")
 	return b.String()
-}
-
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

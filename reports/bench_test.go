@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 )
 
@@ -61,11 +62,11 @@ func benchFolder(b *testing.B, n int) string {
 	if err := os.MkdirAll(run, 0o755); err != nil {
 		b.Fatal(err)
 	}
-	if err := linearizability.SaveFile(filepath.Join(run, historyFile), synthHistory(n, 1)); err != nil {
+	if err := linearizability.SaveFile(filepath.Join(run, evidence.HistoryFile), synthHistory(n, 1)); err != nil {
 		b.Fatal(err)
 	}
 	faults := `{"fault":"kill-leader","target":"n1","start_ns":4000000000,"end_ns":6000000000}` + "\n"
-	if err := os.WriteFile(filepath.Join(run, FaultsFile), []byte(faults), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(run, evidence.FaultsFile), []byte(faults), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	sum := Summary{Seed: 1, Command: "storecheck run --seed 1", Runs: []Run{
@@ -103,7 +104,7 @@ func BenchmarkMeasure10k(b *testing.B) {
 
 func TestSynthHistoryIsValid(t *testing.T) {
 	// The benchmark's history must read back as a history.
-	path := filepath.Join(t.TempDir(), historyFile)
+	path := filepath.Join(t.TempDir(), evidence.HistoryFile)
 	if err := linearizability.SaveFile(path, synthHistory(2000, 7)); err != nil {
 		t.Fatal(err)
 	}

@@ -12,19 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 )
 
-// Files in a run's folder the reports link to or read.
-const (
-	historyFile       = "history.jsonl"
-	visualizationFile = "visualization.html"
-	violationsFile    = "violations.txt"
-	rapidLogFile      = "rapid.log"
-	logsDir           = "logs"
-	// maxLinks bounds the links shown per run.
-	maxLinks = 24
-)
+// maxLinks bounds the links shown per run. The files of a run's folder are
+// package evidence's; the reports only read them.
+const maxLinks = 24
 
 // report is everything the rendered files show. Every text in it has been
 // redacted.
@@ -52,7 +46,7 @@ type runView struct {
 	Run
 	// Measured is computed from history.jsonl; nil without a history.
 	Measured *Metrics
-	Faults   []Fault
+	Faults   []evidence.Fault
 	Links    []link
 	// Notes are problems reading the run's folder.
 	Notes []string
@@ -113,24 +107,25 @@ func (v *runView) readFolder(root string) {
 		return
 	}
 	dir := filepath.Join(root, v.Dir)
+	folder := evidence.At(dir)
 	if _, err := os.Stat(dir); err != nil {
 		v.Notes = append(v.Notes, fmt.Sprintf("run folder %s: %v", rel, errors.Unwrap(err)))
 		return
 	}
 	v.Links = artifactLinks(dir, rel)
-	if h, err := linearizability.LoadFile(filepath.Join(dir, historyFile)); err == nil {
+	if h, err := linearizability.LoadFile(folder.Path(evidence.HistoryFile)); err == nil {
 		m := Measure(h)
 		v.Measured = &m
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		v.Notes = append(v.Notes, "history not measured: "+relErr(err, root))
 	}
-	faults, err := ReadFaults(filepath.Join(dir, FaultsFile))
+	faults, err := folder.ReadFaults()
 	if err != nil {
 		v.Notes = append(v.Notes, "faults not shown: "+relErr(err, root))
 	}
 	for i := range faults {
 		faults[i].Fault, faults[i].Target = redactText(faults[i].Fault), redactText(faults[i].Target)
-		faults[i].Detail = redactText(faults[i].Detail)
+		faults[i].Detail, faults[i].Error = redactText(faults[i].Detail), redactText(faults[i].Error)
 	}
 	v.Faults = faults
 	for i, n := range v.Notes {
@@ -156,13 +151,13 @@ func artifactLinks(dir, rel string) []link {
 			links = append(links, link{Name: name, Href: hrefJoin(rel, name)})
 		}
 	}
-	known := []string{visualizationFile, historyFile, violationsFile, FaultsFile, rapidLogFile}
+	known := []string{evidence.VisualizationFile, evidence.HistoryFile, evidence.ViolationsFile, evidence.FaultsFile, evidence.RapidLogFile}
 	for _, name := range known {
 		if isFile(filepath.Join(dir, name)) {
 			add(name)
 		}
 	}
-	for _, sub := range []string{".", logsDir} {
+	for _, sub := range []string{".", evidence.LogsDir} {
 		entries, err := os.ReadDir(filepath.Join(dir, sub))
 		if err != nil {
 			continue

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/storecheck/storecheck/evidence"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
@@ -65,7 +66,7 @@ const minLogMS = 1e-3
 
 // charts draws the three plots of a measured run: latency, throughput and
 // conflict rate over time, each with the fault windows shaded.
-func charts(m *Metrics, faults []Fault) ([]chart, error) {
+func charts(m *Metrics, faults []evidence.Fault) ([]chart, error) {
 	if m == nil || len(m.Series) == 0 {
 		return nil, nil
 	}
@@ -109,7 +110,7 @@ func charts(m *Metrics, faults []Fault) ([]chart, error) {
 
 // drawChart draws a chart over the traffic span of m, fault windows shaded
 // behind its lines, and returns the SVG.
-func drawChart(m *Metrics, faults []Fault, s chartSpec) (string, error) {
+func drawChart(m *Metrics, faults []evidence.Fault, s chartSpec) (string, error) {
 	p := plot.New()
 	setFonts(p)
 	p.X.Label.Text, p.Y.Label.Text = "time (s)", s.ylabel
@@ -182,7 +183,7 @@ func yRange(s chartSpec) (lo, hi float64) {
 }
 
 // shadeFaults adds one shaded rectangle per fault window.
-func shadeFaults(p *plot.Plot, faults []Fault, runEnd int64, ymin, ymax float64) error {
+func shadeFaults(p *plot.Plot, faults []evidence.Fault, runEnd int64, ymin, ymax float64) error {
 	for _, f := range faults {
 		x0, x1 := float64(f.StartNS)/1e9, float64(f.Until(runEnd))/1e9
 		poly, err := plotter.NewPolygon(plotter.XYs{{X: x0, Y: ymin}, {X: x1, Y: ymin}, {X: x1, Y: ymax}, {X: x0, Y: ymax}})

@@ -4,12 +4,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 )
 
 func TestCharts(t *testing.T) {
 	m := Measure(synthHistory(3000, 3))
-	faults := []Fault{{Fault: "kill-leader", StartNS: 4e9, EndNS: 6e9}, {Fault: "partition", StartNS: 8e9}}
+	faults := []evidence.Fault{{Fault: "kill-leader", StartNS: 4e9, EndNS: 6e9}, {Fault: "partition", StartNS: 8e9}}
 	cs, err := charts(&m, faults)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/storecheck/storecheck/evidence"
 )
 
 // File names in a report folder: the summary every other file is rendered
@@ -61,7 +63,7 @@ func Render(dir string) error {
 		}
 	}
 	for i, o := range outputs {
-		if err := WriteFileAtomic(filepath.Join(dir, o.name), files[i]); err != nil {
+		if err := evidence.WriteFileAtomic(filepath.Join(dir, o.name), files[i]); err != nil {
 			return fmt.Errorf("render: %w", err)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/storecheck/storecheck/evidence"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -304,10 +306,10 @@ func TestRenderBrokenRunFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := filepath.Join(dir, "runs", "01-rqlite-concurrent")
-	if err := os.WriteFile(filepath.Join(run, FaultsFile), []byte("{\"fault\":\"x\",\"start_ns\":1}\ngarbage\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(run, evidence.FaultsFile), []byte("{\"fault\":\"x\",\"start_ns\":1}\ngarbage\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(run, historyFile), []byte("{\"client\":0}\n"), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(run, evidence.HistoryFile), []byte("{\"client\":0}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := Render(dir); err != nil {

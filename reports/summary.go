@@ -1,7 +1,9 @@
 // Package reports writes what a run found, for the three places people read
 // it: a CI job (exit code, JUnit), an engineer's terminal, and a release
 // qualification report. summary.json is the machine-readable record every
-// other form is rendered from.
+// other form is rendered from, beside the run folders it points at, which
+// the reports read (through package evidence, which owns their layout) and
+// never write.
 package reports
 
 import (
@@ -10,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/storecheck/storecheck/evidence"
 )
 
 // Verdict is the outcome of one backend × scenario run.
@@ -146,32 +150,7 @@ func WriteJSON(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	return WriteFileAtomic(path, append(b, '\n'))
-}
-
-// WriteFileAtomic writes data to a temporary file beside path and renames it
-// into place, readable by all (0644) like any report a CI job publishes.
-func WriteFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name()) // no-op after a successful rename
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return evidence.WriteFileAtomic(path, append(b, '\n'))
 }
 
 // ReadSummary reads a summary.json.

@@ -119,13 +119,13 @@ func firstViolation(res *workload.Result) string {
 // replica of its own, syncing at the URL's interval.
 func openConcurrent(ctx context.Context, t Target, p Params, cfg model.Config) (model.Store, []linearizability.Replica, []string, func() error, error) {
 	if !t.Has(backends.Replicas) {
-		store, err := t.Open(ctx, cfg)
+		store, err := t.opener(p)(ctx, cfg)
 		if err != nil {
 			return nil, nil, nil, nil, err
 		}
 		return store, nil, servers(store), store.Close, nil
 	}
-	target, err := t.Replicas(ctx, logDir(p))
+	target, err := t.Replicas(ctx, folder(p).LogDir())
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}

@@ -3,14 +3,13 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/conformance"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
 )
@@ -30,7 +29,7 @@ func conformanceScenario() Scenario {
 }
 
 func runConformance(ctx context.Context, t Target, p Params) Result {
-	srv, err := probe(ctx, t)
+	srv, err := probe(ctx, t, p)
 	if err != nil {
 		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be opened: %v", err)}
 	}
@@ -40,13 +39,9 @@ func runConformance(ctx context.Context, t Target, p Params) Result {
 		stop := mirror(&stats.Ops, &p.Progress.Ops)
 		defer stop()
 	}
-	rep, err := conformance.Check(ctx, t.Open, conformance.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, ShrinkTime: p.ShrinkTime, Stats: stats})
+	rep, err := conformance.Check(ctx, t.opener(p), conformance.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, ShrinkTime: p.ShrinkTime, Stats: stats})
 	res := Result{Ops: rep.Ops, Cases: rep.Cases, Digest: rep.Digest, Servers: srv}
-	if p.OutDir != "" && len(rep.Output) > 0 {
-		if werr := os.WriteFile(filepath.Join(p.OutDir, "rapid.log"), []byte(strings.Join(rep.Output, "\n")+"\n"), 0o644); werr != nil && p.Logger != nil {
-			p.Logger.Warn("could not keep the rapid log", "err", werr)
-		}
-	}
+	keepLines(p, evidence.RapidLogFile, rep.Output)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		res.Verdict, res.Reason = reports.Interrupted, "interrupted before the property finished"

@@ -3,12 +3,11 @@ package scenarios
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/procfault"
 	"github.com/storecheck/storecheck/reports"
@@ -47,7 +46,7 @@ func runCrashRecovery(ctx context.Context, t Target, p Params) Result {
 	}
 	res, err := procfault.CrashRecovery(ctx, opt)
 	if res != nil {
-		keepLines(p, "cycles.txt", append(slices.Clone(res.Cycle), withPrefix("note: ", res.Notes)...))
+		keepLines(p, evidence.CyclesFile, append(slices.Clone(res.Cycle), withPrefix("note: ", res.Notes)...))
 	}
 	if out, done := procOutcome(err); done {
 		return out
@@ -148,16 +147,6 @@ func procOutcome(err error) (Result, bool) {
 }
 
 // keepLines writes lines to a file of the run's folder, when it has one.
-func keepLines(p Params, name string, lines []string) {
-	if p.OutDir == "" || len(lines) == 0 {
-		return
-	}
-	err := os.WriteFile(filepath.Join(p.OutDir, name), []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-	if err != nil && p.Logger != nil {
-		p.Logger.Warn("could not keep "+name, "err", err)
-	}
-}
-
 func withPrefix(prefix string, lines []string) []string {
 	out := make([]string, len(lines))
 	for i, l := range lines {

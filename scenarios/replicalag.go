@@ -3,10 +3,10 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/storecheck/storecheck/backends"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/replicalag"
 	"github.com/storecheck/storecheck/reports"
@@ -30,7 +30,7 @@ func replicaLagScenario() Scenario {
 }
 
 func runReplicaLag(ctx context.Context, t Target, p Params) Result {
-	target, err := t.Replicas(ctx, logDir(p))
+	target, err := t.Replicas(ctx, folder(p).LogDir())
 	if err != nil {
 		return Result{Verdict: reports.NotRun, Reason: flatReason(err.Error())}
 	}
@@ -88,17 +88,8 @@ func sweepLine(res *replicalag.Result) string {
 		what = "simulation (lagsim, not libSQL)"
 	}
 	lost := int(res.Metrics()["lost_updates"])
-	return fmt.Sprintf("%s: %s; %d lost updates; see sweep.md", what, strings.Join(parts, "; "), lost)
+	return fmt.Sprintf("%s: %s; %d lost updates; see %s", what, strings.Join(parts, "; "), lost, evidence.SweepMDFile)
 }
 
 // flatReason folds a message onto one line.
 func flatReason(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// logDir is where servers a run starts keep their logs: logs/ in the run's
-// folder, "" (with their data) when the run has none.
-func logDir(p Params) string {
-	if p.OutDir == "" {
-		return ""
-	}
-	return filepath.Join(p.OutDir, "logs")
-}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/internal/knownissues"
 	"github.com/storecheck/storecheck/reports"
 )
@@ -45,7 +46,7 @@ func TestReplicaLagConflictOnTheSimulation(t *testing.T) {
 	if res.Metrics["lost_updates"] != 0 || res.Metrics["simulation"] != 1 || res.Digest == "" {
 		t.Errorf("lost updates %v, simulation %v, digest %q", res.Metrics["lost_updates"], res.Metrics["simulation"], res.Digest)
 	}
-	if _, err := os.Stat(filepath.Join(out, "sweep.md")); err != nil {
+	if _, err := os.Stat(filepath.Join(out, evidence.SweepMDFile)); err != nil {
 		t.Error(err)
 	}
 }

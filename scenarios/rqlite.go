@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 	"github.com/storecheck/storecheck/backends/rqlite"
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/chaos"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
@@ -86,8 +86,8 @@ func faultScenario(name, summary string, schedule func(cluster.Cluster) chaos.Sc
 }
 
 // openCluster opens the target and finds its cluster, or says why not.
-func openCluster(ctx context.Context, t Target) (clusterStore, *Result) {
-	store, err := t.Open(ctx, model.DefaultConfig())
+func openCluster(ctx context.Context, t Target, p Params) (clusterStore, *Result) {
+	store, err := t.opener(p)(ctx, model.DefaultConfig())
 	if err != nil {
 		return nil, rqNotRun(ctx, "backend could not be opened: %v", err)
 	}
@@ -138,7 +138,7 @@ func faultWorkload(t Target, p Params, name string, during func(context.Context,
 }
 
 func runFaults(ctx context.Context, t Target, p Params, name string, schedule func(cluster.Cluster) chaos.Schedule) Result {
-	cs, fail := openCluster(ctx, t)
+	cs, fail := openCluster(ctx, t, p)
 	if fail != nil {
 		return *fail
 	}
@@ -150,7 +150,7 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 	if err := sched.Available(ctl); err != nil {
 		return *rqNotRun(ctx, "on this %s cluster: %v", cl.Kind(), err)
 	}
-	tl, err := chaos.NewTimeline(outPath(p, reports.FaultsFile))
+	tl, err := folder(p).Timeline()
 	if err != nil {
 		return *rqNotRun(ctx, "%v", err)
 	}
@@ -175,7 +175,7 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 	if out.Verdict == reports.Pass && after.err == nil && after.harness != nil {
 		out.Verdict, out.Reason = reports.NotRun, rqOneLine("the tables could not be compared after healing: "+after.harness.Error())
 	}
-	events := tl.Events()
+	events := tl.Faults()
 	faultMetrics(out.Metrics, res, events)
 	out.Metrics["converged_at_index"] = float64(after.index)
 	if faultErr != nil {
@@ -216,36 +216,29 @@ func progressHooks(p Params) chaos.Hooks {
 	}
 }
 
-func outPath(p Params, name string) string {
-	if p.OutDir == "" {
-		return ""
-	}
-	return filepath.Join(p.OutDir, name)
-}
-
-// saveServerLogs copies every node's log into the run's folder, logs/.
+// saveServerLogs copies every node's log into the run's folder, logs/ (a
+// container's from Docker; a process node writes there all along, see
+// Target.opener).
 func saveServerLogs(p Params, cl cluster.Cluster) {
-	if p.OutDir == "" {
+	dir := folder(p).LogDir()
+	if dir == "" {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := cl.SaveLogs(ctx, filepath.Join(p.OutDir, "logs")); err != nil && p.Logger != nil {
+	if err := cl.SaveLogs(ctx, dir); err != nil && p.Logger != nil {
 		p.Logger.Warn("could not keep the server logs", "err", err)
 	}
 }
 
 // visualizeFaults redraws the run's visualization with the fault windows.
-func visualizeFaults(ctx context.Context, p Params, res *workload.Result, events []chaos.Event) {
-	path := outPath(p, workload.VisualizationFile)
-	if path == "" || res.Report == nil {
+func visualizeFaults(ctx context.Context, p Params, res *workload.Result, faults []evidence.Fault) {
+	if res.Report == nil {
 		return
 	}
-	windows := make([]linearizability.Window, len(events))
-	for i, ev := range events {
-		windows[i] = linearizability.Window{Name: ev.Fault + " " + ev.Target, Details: ev.Detail, Start: ev.StartNS, End: ev.EndNS}
-	}
-	if err := visualizeFile(ctx, path, res, windows); err != nil && p.Logger != nil {
+	vctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if _, err := folder(p).WriteVisualization(vctx, res.History, res.Report, linearizability.Options{}, faults); err != nil && p.Logger != nil {
 		p.Logger.Warn("could not draw the fault windows", "err", err)
 	}
 }

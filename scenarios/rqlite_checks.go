@@ -3,14 +3,13 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/storecheck/storecheck/backends/rqlite"
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
-	"github.com/storecheck/storecheck/chaos"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/workload"
@@ -120,7 +119,7 @@ func durable(d *model.Dump, acked map[string]int64) error {
 // faultMetrics adds the fault figures: how many faults, the time to a new
 // leader, commit latency, and the conflict and indeterminate rates of
 // commits that started during a fault against those that did not.
-func faultMetrics(m map[string]float64, res *workload.Result, events []chaos.Event) {
+func faultMetrics(m map[string]float64, res *workload.Result, events []evidence.Fault) {
 	m["faults"] = float64(len(events))
 	var leader []float64
 	for _, ev := range events {
@@ -168,7 +167,7 @@ func faultMetrics(m map[string]float64, res *workload.Result, events []chaos.Eve
 	}
 }
 
-func inWindow(t int64, events []chaos.Event) bool {
+func inWindow(t int64, events []evidence.Fault) bool {
 	for _, ev := range events {
 		if t >= ev.StartNS && (ev.EndNS == 0 || t <= ev.EndNS) {
 			return true
@@ -183,20 +182,4 @@ func mean(xs []float64) float64 {
 		s += x
 	}
 	return s / float64(len(xs))
-}
-
-// visualizeFile writes the visualization of res with windows to path.
-func visualizeFile(ctx context.Context, path string, res *workload.Result, windows []linearizability.Window) (err error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	vctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	return linearizability.VisualizeWindows(vctx, f, res.History, res.Report, linearizability.Options{}, windows)
 }

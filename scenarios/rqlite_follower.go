@@ -41,7 +41,7 @@ type readerStore interface {
 }
 
 func runFollowerRead(ctx context.Context, t Target, p Params) Result {
-	cs, fail := openCluster(ctx, t)
+	cs, fail := openCluster(ctx, t, p)
 	if fail != nil {
 		return *fail
 	}
@@ -65,7 +65,7 @@ func runFollowerRead(ctx context.Context, t Target, p Params) Result {
 		return *rqNotRun(ctx, "%v", err)
 	}
 	defer split.Close()
-	tl, err := chaos.NewTimeline(outPath(p, reports.FaultsFile))
+	tl, err := folder(p).Timeline()
 	if err != nil {
 		return *rqNotRun(ctx, "%v", err)
 	}
@@ -95,7 +95,7 @@ func runFollowerRead(ctx context.Context, t Target, p Params) Result {
 		return *rqNotRun(ctx, "workload could not run: %v (faults: %v)", err, faultErr)
 	}
 	out := historyResult(res)
-	events := tl.Events()
+	events := tl.Faults()
 	faultMetrics(out.Metrics, res, events)
 	if out.Verdict == reports.Pass {
 		if after := checkAfterHeal(ctx, cs, res.History); after.err != nil {

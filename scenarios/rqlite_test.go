@@ -14,9 +14,9 @@ import (
 	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/backends/rqlite/managed"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
-	"github.com/storecheck/storecheck/workload"
 )
 
 var rqlitedFlag = flag.String("rqlited", "", "path to rqlited (default $RQLITED, then PATH)")
@@ -109,6 +109,40 @@ func TestRqliteScenariosNotRun(t *testing.T) {
 	}
 }
 
+// TestFailedStartLogsInRunFolder: when the cluster's servers fail to
+// start, the NOT RUN reason points at the run folder's logs/, and the logs
+// are there after the run (the cluster's own folder is gone by then).
+func TestFailedStartLogsInRunFolder(t *testing.T) {
+	bindir, err := os.MkdirTemp("", "storecheck-fake-rqlited-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(bindir) })
+	if err := os.Chmod(bindir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(bindir, "rqlited")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\necho 'fake rqlited: cannot start' >&2\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range []Scenario{rqliteScenarios()[0], followerReadScenario(), concurrentScenario()} {
+		t.Run(sc.Name, func(t *testing.T) {
+			dir := t.TempDir()
+			url := "rqlite+process:?nodes=3&rqlited=" + bin
+			start := time.Now()
+			res := sc.Run(context.Background(), mustTarget(t, url), Params{Seed: 1, OutDir: dir})
+			logs := evidence.At(dir).LogDir()
+			if res.Verdict != reports.NotRun || !strings.Contains(res.Reason, logs) || time.Since(start) > 20*time.Second {
+				t.Errorf("%s %q after %v; want NOT RUN naming %s", res.Verdict, res.Reason, time.Since(start), logs)
+			}
+			b, err := os.ReadFile(filepath.Join(logs, "n1.log"))
+			if err != nil || !strings.Contains(string(b), "fake rqlited: cannot start") {
+				t.Errorf("n1.log in the run folder: %q, %v", b, err)
+			}
+		})
+	}
+}
+
 // TestFollowerReadHazard: reads at level none from a follower cut off from
 // the others are caught as stale (Illegal, drawn with the fault window); at
 // level strong the same run passes. Either way nothing is left behind.
@@ -132,7 +166,7 @@ func TestFollowerReadHazard(t *testing.T) {
 				if res.Guarantee != "linearizability" {
 					t.Errorf("guarantee %q, want linearizability (a stale read)", res.Guarantee)
 				}
-				html, err := os.ReadFile(filepath.Join(dir, workload.VisualizationFile))
+				html, err := os.ReadFile(filepath.Join(dir, evidence.VisualizationFile))
 				if err != nil || !strings.Contains(string(html), "isolate") {
 					t.Errorf("visualization without the fault window (%v)", err)
 				}

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/storecheck/storecheck/backends"
 	confruns "github.com/storecheck/storecheck/conformance/runs"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/internal/rapidrun"
 	"github.com/storecheck/storecheck/linearizability/leases"
 	"github.com/storecheck/storecheck/model/runs"
@@ -62,7 +61,7 @@ func runRunsConformance(ctx context.Context, t Target, p Params) Result {
 	open := func(ctx context.Context) (runs.Store, error) { return t.OpenRuns(ctx) }
 	rep, err := confruns.Check(ctx, open, confruns.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, Stats: stats})
 	res := Result{Ops: rep.Ops, Cases: rep.Cases, Digest: rep.Digest}
-	keep(p, "rapid.log", []byte(strings.Join(rep.Output, "\n")+"\n"))
+	keep(p, evidence.RapidLogFile, []byte(strings.Join(rep.Output, "\n")+"\n"))
 	switch {
 	case err != nil && ctx.Err() != nil:
 		res.Verdict, res.Reason = reports.Interrupted, "interrupted before the property finished"
@@ -149,15 +148,15 @@ func leaseStallResult(p Params, results []*leasestall.Result, notes []string) Re
 	for _, r := range results {
 		var buf strings.Builder
 		if err := leases.WriteJSONL(&buf, r.History); err == nil {
-			keep(p, "history-"+r.Mode+".jsonl", []byte(buf.String()))
+			keep(p, evidence.ModeHistoryFile(r.Mode), []byte(buf.String()))
 		}
 		if len(r.Report.Illegal) > 0 {
 			var html strings.Builder
 			if err := leases.Visualize(&html, r.Report, r.Report.Illegal[0]); err == nil {
-				keep(p, "visualization-"+r.Mode+".html", []byte(html.String()))
+				keep(p, evidence.ModeVisualizationFile(r.Mode), []byte(html.String()))
 			}
 		}
-		keep(p, "notes-"+r.Mode+".txt", []byte(strings.Join(append([]string{r.Summary()}, r.Notes...), "\n")+"\n"))
+		keep(p, evidence.ModeNotesFile(r.Mode), []byte(strings.Join(append([]string{r.Summary()}, r.Notes...), "\n")+"\n"))
 		violations = append(violations, r.Violations...)
 		unknown = unknown || r.Verdict == leases.Unknown
 		out.Ops += int64(r.Counts.Ops)
@@ -179,14 +178,4 @@ func leaseStallResult(p Params, results []*leasestall.Result, notes []string) Re
 		out.Reason = strings.Join(notes, "; ")
 	}
 	return out
-}
-
-// keep writes one artifact into the run's folder, if it has one.
-func keep(p Params, name string, data []byte) {
-	if p.OutDir == "" {
-		return
-	}
-	if err := os.WriteFile(filepath.Join(p.OutDir, name), data, 0o644); err != nil && p.Logger != nil {
-		p.Logger.Warn("could not keep an artifact", "file", name, "err", err)
-	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/conformance"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
 )
@@ -78,6 +79,24 @@ type Params struct {
 type Progress struct {
 	Ops   atomic.Int64 // operations (or workload steps) done
 	Fault atomic.Value // string: the fault now injected, "" for none
+}
+
+// folder is the run's evidence folder; no folder when OutDir is "".
+func folder(p Params) evidence.Folder { return evidence.At(p.OutDir) }
+
+// keep writes one file into the run's folder, if it has one; a failure is
+// logged, not fatal: the verdict stands without it.
+func keep(p Params, name string, data []byte) {
+	if _, err := folder(p).WriteFile(name, data); err != nil && p.Logger != nil {
+		p.Logger.Warn("could not keep "+name, "err", err)
+	}
+}
+
+// keepLines keeps lines as one file, a line each; nothing for no lines.
+func keepLines(p Params, name string, lines []string) {
+	if len(lines) > 0 {
+		keep(p, name, []byte(strings.Join(lines, "\n")+"\n"))
+	}
 }
 
 // CurrentFault returns the fault now injected, or "".
@@ -146,11 +165,21 @@ func Lookup(name string) (Scenario, error) {
 	return Scenario{}, fmt.Errorf("unknown scenario %q (known: %s)", name, strings.Join(names, ", "))
 }
 
+// opener is t.Open telling a backend that starts servers of its own
+// (rqlite+process:, libsql+replica:) to write their logs into the run's folder, logs/, where
+// they outlive a failed start and a NOT RUN reason can point at them.
+func (t Target) opener(p Params) conformance.Opener {
+	dir := folder(p).LogDir()
+	return func(ctx context.Context, cfg model.Config) (model.Store, error) {
+		return t.Open(backends.WithLogDir(ctx, dir), cfg)
+	}
+}
+
 // probe opens the backend once, so that a backend that cannot start is
 // reported NOT RUN with the reason instead of as a failed check, and
 // returns the servers it runs on.
-func probe(ctx context.Context, t Target) ([]string, error) {
-	s, err := t.Open(ctx, defaultProbeConfig())
+func probe(ctx context.Context, t Target, p Params) ([]string, error) {
+	s, err := t.opener(p)(ctx, defaultProbeConfig())
 	if err != nil {
 		return nil, err
 	}

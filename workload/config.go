@@ -56,9 +56,9 @@ type Config struct {
 	// linearizability.DefaultTimeout. A check that runs out of time gives
 	// the verdict Unknown.
 	CheckTimeout time.Duration
-	// OutDir, when set, receives the history (history.jsonl), porcupine's
-	// visualization (visualization.html) and the violations (violations.txt)
-	// of a run that is not Ok. It is created if missing.
+	// OutDir, when set, is the run's evidence.Folder: it receives the
+	// history, porcupine's visualization and the violations of a run that
+	// is not Ok. It is created if missing.
 	OutDir string
 	// Progress, when set, is incremented after every step, for a live
 	// progress display.

@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
 )
@@ -105,48 +104,30 @@ func checkEmpty(ctx context.Context, store model.Store, execs []string) error {
 	return nil
 }
 
-// Artifact file names in Config.OutDir.
-const (
-	HistoryFile       = "history.jsonl"
-	VisualizationFile = "visualization.html"
-	ViolationsFile    = "violations.txt"
-)
-
 // writeArtifacts saves what is needed to debug a failed run: the history
 // (re-checkable offline with linearizability.CheckFile), the violations and,
 // for an Illegal verdict, porcupine's visualization of the executions
 // involved.
 func writeArtifacts(ctx context.Context, dir string, h linearizability.History, rep *linearizability.Report, timeout time.Duration, keep bool) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("workload: artifacts: %w", err)
-	}
+	f := evidence.At(dir)
 	var written []string
-	path := filepath.Join(dir, HistoryFile)
-	if err := linearizability.SaveFile(path, h); err != nil {
-		return written, fmt.Errorf("workload: artifacts: %w", err)
-	}
-	written = append(written, path)
-
-	var b strings.Builder
-	fmt.Fprintf(&b, "verdict: %s\n", rep.Verdict)
-	for _, v := range rep.Violations {
-		fmt.Fprintln(&b, v.Error())
-	}
-	for _, n := range rep.Notes {
-		fmt.Fprintf(&b, "note: %s\n", n)
-	}
-	path = filepath.Join(dir, ViolationsFile)
-	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return written, fmt.Errorf("workload: artifacts: %w", err)
-	}
-	written = append(written, path)
-
-	if rep.Verdict == linearizability.Illegal || (keep && rep.Verdict == linearizability.Ok) {
-		path = filepath.Join(dir, VisualizationFile)
-		if err := linearizability.VisualizeFile(ctx, path, h, rep, linearizability.Options{Timeout: timeout}); err != nil {
-			return written, fmt.Errorf("workload: artifacts: %w", err)
+	add := func(path string, err error) error {
+		if err != nil {
+			return fmt.Errorf("workload: artifacts: %w", err)
 		}
 		written = append(written, path)
+		return nil
+	}
+	if err := add(f.WriteHistory(h)); err != nil {
+		return written, err
+	}
+	if err := add(f.WriteVerdict(evidence.VerdictOf(rep))); err != nil {
+		return written, err
+	}
+	if rep.Verdict == linearizability.Illegal || (keep && rep.Verdict == linearizability.Ok) {
+		if err := add(f.WriteVisualization(ctx, h, rep, linearizability.Options{Timeout: timeout}, nil)); err != nil {
+			return written, err
+		}
 	}
 	return written, nil
 }

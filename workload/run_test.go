@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
 )
@@ -115,13 +116,13 @@ func TestLeakyStoreIsCaught(t *testing.T) {
 	if !strings.Contains(res.Err.Error(), "lost its CAS (conflict) but its outbox entry") {
 		t.Errorf("violation does not say what leaked: %v", res.Err)
 	}
-	for _, name := range []string{HistoryFile, ViolationsFile, VisualizationFile} {
+	for _, name := range []string{evidence.HistoryFile, evidence.ViolationsFile, evidence.VisualizationFile} {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err != nil || fi.Size() == 0 {
 			t.Errorf("artifact %s: %v", name, err)
 		}
 	}
 	// The saved history re-checks offline to the same verdict.
-	rep, err := linearizability.CheckFile(context.Background(), filepath.Join(dir, HistoryFile), linearizability.Options{})
+	rep, err := linearizability.CheckFile(context.Background(), filepath.Join(dir, evidence.HistoryFile), linearizability.Options{})
 	if err != nil || rep.Verdict != linearizability.Illegal || !errors.Is(rep.Err, linearizability.ErrAtomicity) {
 		t.Fatalf("offline re-check: %v, %v", err, rep)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/storecheck/storecheck/backends/internal/logdir"
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/model"
 )
@@ -51,7 +52,7 @@ func OpenReplica(ctx context.Context, rest string, cfg model.Config, writers Wri
 		return nil, err
 	}
 	if t.Primary == "" {
-		if opt.Server, err = StartPrimary(ctx, t, ""); err != nil {
+		if opt.Server, err = StartPrimary(ctx, t, logdir.From(ctx)); err != nil {
 			return nil, err
 		}
 	}

@@ -82,8 +82,10 @@ func nodeIDs(n int) []string {
 type Config struct {
 	// Nodes is the cluster size; 0 means 3.
 	Nodes int
-	// LogDir receives one log file per node; "" means a folder inside the
-	// cluster's own temporary folder (removed on Close).
+	// LogDir receives one log file per node, and keeps it after Close (a
+	// run's evidence folder, logs/: a cluster that failed to start leaves
+	// its account there); "" means a folder inside the cluster's own
+	// temporary folder, removed on Close.
 	LogDir string
 	// ReadyTimeout bounds the wait for a leader after start; 0 means 60s.
 	ReadyTimeout time.Duration

@@ -122,13 +122,47 @@ func StartProcesses(ctx context.Context, bin string, cfg Config) (_ *Processes, 
 			return nil, err
 		}
 	}
-	if _, err := WaitLeader(ctx, p, "", cfg.ReadyTimeout); err != nil {
-		return nil, fmt.Errorf("%w (server logs in %s)", err, p.logs)
+	// A node that exits before the cluster serves is a failed start: say
+	// so at once, not after ReadyTimeout.
+	wctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go p.watchStart(wctx, stop)
+	failed := func(err error) error {
+		if cause := context.Cause(wctx); errors.Is(cause, errExited) {
+			err = cause
+		}
+		return fmt.Errorf("%w (server logs in %s)", err, p.logs)
 	}
-	if err := WaitReady(ctx, p, cfg.ReadyTimeout); err != nil {
-		return nil, fmt.Errorf("%w (server logs in %s)", err, p.logs)
+	if _, err := WaitLeader(wctx, p, "", cfg.ReadyTimeout); err != nil {
+		return nil, failed(err)
+	}
+	if err := WaitReady(wctx, p, cfg.ReadyTimeout); err != nil {
+		return nil, failed(err)
 	}
 	return p, nil
+}
+
+// errExited marks a node that exited while the cluster started.
+var errExited = errors.New("exited while the cluster started")
+
+// watchStart cancels ctx with errExited as soon as a node's process has
+// exited, until ctx ends.
+func (p *Processes) watchStart(ctx context.Context, cancel context.CancelCauseFunc) {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		for _, pr := range p.procs {
+			if _, err := p.sup.get(pr.node.ID); err != nil {
+				cancel(fmt.Errorf("rqlited %s %w", pr.node.ID, errExited))
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
 }
 
 // randomUID picks a user id no account uses, so that iptables' owner match

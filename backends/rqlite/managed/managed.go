@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/storecheck/storecheck/backends/internal/logdir"
 	"github.com/storecheck/storecheck/backends/rqlite"
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/model"
@@ -126,8 +127,12 @@ func Open(ctx context.Context, opt Options, cfg model.Config) (*Store, error) {
 	return &Store{Store: s, cl: cl, cfg: cfg}, nil
 }
 
+// startCluster starts the cluster; process nodes write their logs into the
+// folder ctx carries (backends.WithLogDir), where they outlive a failed
+// start. Containers' logs stay with Docker; a failed start quotes their
+// last lines.
 func startCluster(ctx context.Context, opt Options) (cluster.Cluster, error) {
-	ccfg := cluster.Config{Nodes: opt.Nodes}
+	ccfg := cluster.Config{Nodes: opt.Nodes, LogDir: logdir.From(ctx)}
 	switch opt.Kind {
 	case Process:
 		bin, err := cluster.FindRqlited(opt.Rqlited)
