@@ -20,6 +20,7 @@ package chaos
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 )
@@ -49,16 +50,46 @@ type Cluster interface {
 	StepDown(ctx context.Context) error
 }
 
-// Fault is one kind of fault.
+// Fault is one kind of fault. It acts on what a step of a schedule or a
+// plan gives it — a cluster, a set of replicas, a worker process — and
+// says through Available whether that offers the control it needs.
 type Fault interface {
 	// Name is the fault's name in reports ("kill-leader").
 	Name() string
-	// Available says why the fault cannot run on c, or nil.
-	Available(c Cluster) error
-	// Inject breaks c and returns how to heal it. Random choices (which
+	// Available says why the fault cannot act on on, or nil.
+	Available(on any) error
+	// Inject breaks on and returns how to heal it. Random choices (which
 	// follower) come from rng. On error, the Injection's Heal, if set,
 	// still undoes whatever was done.
-	Inject(ctx context.Context, c Cluster, rng *rand.Rand) (Injection, error)
+	Inject(ctx context.Context, on any, rng *rand.Rand) (Injection, error)
+}
+
+// clusterFault is a fault that acts on a Cluster.
+type clusterFault interface {
+	Name() string
+	availableOn(c Cluster) error
+	injectOn(ctx context.Context, c Cluster, rng *rand.Rand) (Injection, error)
+}
+
+// onCluster makes a clusterFault a Fault.
+type onCluster struct{ f clusterFault }
+
+func (o onCluster) Name() string { return o.f.Name() }
+
+func (o onCluster) Available(on any) error {
+	c, ok := on.(Cluster)
+	if !ok {
+		return fmt.Errorf("%s acts on a server cluster, not on %T", o.f.Name(), on)
+	}
+	return o.f.availableOn(c)
+}
+
+func (o onCluster) Inject(ctx context.Context, on any, rng *rand.Rand) (Injection, error) {
+	c, ok := on.(Cluster)
+	if !ok {
+		return Injection{}, fmt.Errorf("%s acts on a server cluster, not on %T", o.f.Name(), on)
+	}
+	return o.f.injectOn(ctx, c, rng)
 }
 
 // Injection is one injected fault.

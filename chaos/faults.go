@@ -12,19 +12,19 @@ import (
 var (
 	// KillLeader SIGKILLs (docker kills) the leader, measures the time to a
 	// new leader, and heals by starting it again on its data.
-	KillLeader Fault = killLeader{}
+	KillLeader Fault = onCluster{killLeader{}}
 	// StallFollower freezes a follower (SIGSTOP, docker pause) and heals by
 	// thawing it.
-	StallFollower Fault = stallFollower{}
+	StallFollower Fault = onCluster{stallFollower{}}
 	// IsolateLeader cuts the leader off from the majority (iptables DROP on
 	// loopback, docker network disconnect), measures the time to a new
 	// leader on the majority side, and heals by rejoining it.
-	IsolateLeader Fault = isolate{leader: true}
+	IsolateLeader Fault = onCluster{isolate{leader: true}}
 	// IsolateFollower cuts a follower off from the others.
-	IsolateFollower Fault = isolate{}
+	IsolateFollower Fault = onCluster{isolate{}}
 	// StepDown asks the leader to hand over (POST /leader) and measures the
 	// time to the new leader; nothing to heal.
-	StepDown Fault = stepDown{}
+	StepDown Fault = onCluster{stepDown{}}
 )
 
 // Restart stops one node gracefully and heals by starting it again; a
@@ -38,9 +38,9 @@ func All() []Fault {
 
 type killLeader struct{}
 
-func (killLeader) Name() string              { return "kill-leader" }
-func (killLeader) Available(c Cluster) error { return multiNode(c) }
-func (killLeader) Inject(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
+func (killLeader) Name() string                { return "kill-leader" }
+func (killLeader) availableOn(c Cluster) error { return multiNode(c) }
+func (killLeader) injectOn(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
 	leader, err := c.Leader(ctx)
 	if err != nil {
 		return Injection{}, err
@@ -72,9 +72,9 @@ func restartHeal(c Cluster, id string) func(context.Context) error {
 
 type stallFollower struct{}
 
-func (stallFollower) Name() string              { return "stall-follower" }
-func (stallFollower) Available(c Cluster) error { return multiNode(c) }
-func (stallFollower) Inject(ctx context.Context, c Cluster, rng *rand.Rand) (Injection, error) {
+func (stallFollower) Name() string                { return "stall-follower" }
+func (stallFollower) availableOn(c Cluster) error { return multiNode(c) }
+func (stallFollower) injectOn(ctx context.Context, c Cluster, rng *rand.Rand) (Injection, error) {
 	id, err := pickFollower(ctx, c, rng)
 	if err != nil {
 		return Injection{}, err
@@ -100,11 +100,11 @@ func (f isolate) Name() string {
 	return "isolate-follower"
 }
 
-func (isolate) Available(c Cluster) error {
+func (isolate) availableOn(c Cluster) error {
 	return errors.Join(multiNode(c), c.IsolationAvailable())
 }
 
-func (f isolate) Inject(ctx context.Context, c Cluster, rng *rand.Rand) (Injection, error) {
+func (f isolate) injectOn(ctx context.Context, c Cluster, rng *rand.Rand) (Injection, error) {
 	var id string
 	var err error
 	if f.leader {
@@ -138,9 +138,9 @@ func (f isolate) Inject(ctx context.Context, c Cluster, rng *rand.Rand) (Injecti
 
 type stepDown struct{}
 
-func (stepDown) Name() string              { return "step-down" }
-func (stepDown) Available(c Cluster) error { return multiNode(c) }
-func (stepDown) Inject(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
+func (stepDown) Name() string                { return "step-down" }
+func (stepDown) availableOn(c Cluster) error { return multiNode(c) }
+func (stepDown) injectOn(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
 	leader, err := c.Leader(ctx)
 	if err != nil {
 		return Injection{}, err
@@ -158,7 +158,7 @@ func (stepDown) Inject(ctx context.Context, c Cluster, _ *rand.Rand) (Injection,
 }
 
 func (r Restart) Name() string { return "restart" }
-func (r Restart) Available(c Cluster) error {
+func (r Restart) availableOn(c Cluster) error {
 	for _, id := range c.NodeIDs() {
 		if id == r.Node {
 			return multiNode(c)
@@ -167,7 +167,7 @@ func (r Restart) Available(c Cluster) error {
 	return fmt.Errorf("no node %q", r.Node)
 }
 
-func (r Restart) Inject(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
+func (r Restart) injectOn(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
 	leader, _ := c.Leader(ctx)
 	inj := Injection{Target: r.Node, Heal: restartHeal(c, r.Node)}
 	if err := c.Stop(ctx, r.Node); err != nil {
@@ -185,11 +185,11 @@ func (r Restart) Inject(ctx context.Context, c Cluster, _ *rand.Rand) (Injection
 type Isolate struct{ Node string }
 
 func (f Isolate) Name() string { return "isolate" }
-func (f Isolate) Available(c Cluster) error {
-	return errors.Join(Restart(f).Available(c), c.IsolationAvailable())
+func (f Isolate) availableOn(c Cluster) error {
+	return errors.Join(Restart(f).availableOn(c), c.IsolationAvailable())
 }
 
-func (f Isolate) Inject(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
+func (f Isolate) injectOn(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
 	inj := Injection{Target: f.Node, Detail: f.Node + " cut off from the others", Heal: func(ctx context.Context) error {
 		if err := c.Rejoin(ctx, f.Node); err != nil {
 			return fmt.Errorf("rejoin %s: %w", f.Node, err)
@@ -197,4 +197,16 @@ func (f Isolate) Inject(ctx context.Context, c Cluster, _ *rand.Rand) (Injection
 		return c.WaitHealthy(ctx, healthyWait)
 	}}
 	return inj, c.Isolate(ctx, f.Node)
+}
+
+// Restart and Isolate are faults on a cluster given by value.
+
+func (r Restart) Available(on any) error { return onCluster{r}.Available(on) }
+func (r Restart) Inject(ctx context.Context, on any, rng *rand.Rand) (Injection, error) {
+	return onCluster{r}.Inject(ctx, on, rng)
+}
+
+func (f Isolate) Available(on any) error { return onCluster{f}.Available(on) }
+func (f Isolate) Inject(ctx context.Context, on any, rng *rand.Rand) (Injection, error) {
+	return onCluster{f}.Inject(ctx, on, rng)
 }

@@ -113,10 +113,10 @@ func (s Schedule) Run(ctx context.Context, c Cluster, now func() int64, tl *evid
 // inject runs f.Inject to its end even if ctx ends meanwhile: a fault cut
 // off halfway (a docker stop abandoned while the daemon goes on stopping)
 // would leave the cluster in a state its heal does not expect.
-func inject(ctx context.Context, f Fault, c Cluster, rng *rand.Rand) (Injection, error) {
+func inject(ctx context.Context, f Fault, on any, rng *rand.Rand) (Injection, error) {
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), injectTimeout)
 	defer cancel()
-	return f.Inject(ictx, c, rng)
+	return f.Inject(ictx, on, rng)
 }
 
 // heal runs h with a context of its own: it must run after ctx ended too.

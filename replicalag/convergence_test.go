@@ -4,7 +4,6 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/model"
@@ -74,17 +73,6 @@ func TestConverge(t *testing.T) {
 	}
 }
 
-// crasher reopens replicas as the test says.
-type crasher struct{ r *replica.Reopened }
-
-func (c crasher) StartReplicaProcess(context.Context, string) error { return nil }
-func (c crasher) KillReplicaProcess(context.Context, string, time.Duration) (int64, error) {
-	return c.r.Killed, nil
-}
-func (c crasher) ReopenReplica(context.Context, string, uint64) (*replica.Reopened, error) {
-	return c.r, nil
-}
-
 // TestReopenedReplicaChecks: a reopened replica's file must pass its
 // integrity check and must not be behind what its dead process reported,
 // unless the primary restarted meanwhile.
@@ -93,21 +81,19 @@ func TestReopenedReplicaChecks(t *testing.T) {
 		r    replica.Reopened
 		want string
 	}{
-		{replica.Reopened{Integrity: "ok", Killed: 9, Resumed: 9, Comparable: true}, ""},
-		{replica.Reopened{Integrity: "*** in database main ***\nPage 3: btreeInitPage() returns error code 11", Killed: 9, Resumed: 9, Comparable: true}, "replica integrity"},
-		{replica.Reopened{Integrity: "ok", Killed: 9, Resumed: 4, Comparable: true}, "replica monotonic"},
-		{replica.Reopened{Integrity: "ok", Killed: 9, Resumed: 4, Comparable: false}, ""},
+		{replica.Reopened{Replica: "rx", Integrity: "ok", Killed: 9, Resumed: 9, Comparable: true}, ""},
+		{replica.Reopened{Replica: "rx", Integrity: "*** in database main ***\nPage 3: btreeInitPage() returns error code 11", Killed: 9, Resumed: 9, Comparable: true}, "replica integrity"},
+		{replica.Reopened{Replica: "rx", Integrity: "ok", Killed: 9, Resumed: 4, Comparable: true}, "replica monotonic"},
+		{replica.Reopened{Replica: "rx", Integrity: "ok", Killed: 9, Resumed: 4, Comparable: false}, ""},
 	}
 	for _, c := range cases {
-		in := &injector{}
-		if err := in.reopen(context.Background(), crasher{&c.r}, "rx"); err != nil {
-			t.Fatal(err)
-		}
+		back := &reopened{}
+		back.add(&c.r)
 		switch {
-		case c.want == "" && len(in.broken) > 0:
-			t.Errorf("%+v: flagged %v", c.r, in.broken)
-		case c.want != "" && (len(in.broken) != 1 || !strings.HasPrefix(in.broken[0], c.want)):
-			t.Errorf("%+v: want %s, got %v", c.r, c.want, in.broken)
+		case c.want == "" && len(back.broken) > 0:
+			t.Errorf("%+v: flagged %v", c.r, back.broken)
+		case c.want != "" && (len(back.broken) != 1 || !strings.HasPrefix(back.broken[0], c.want)):
+			t.Errorf("%+v: want %s, got %v", c.r, c.want, back.broken)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package replicalag
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -9,7 +8,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/backends/replica"
-	"github.com/storecheck/storecheck/evidence"
+	"github.com/storecheck/storecheck/chaos"
 )
 
 // The faults of the fault phase.
@@ -83,129 +82,48 @@ func planEnd(plan []faultStep) time.Duration {
 	return end
 }
 
-// injector runs a fault plan against a cluster and logs each fault on the
-// recorder's clock.
-type injector struct {
-	cluster  Cluster
-	replicas map[string]*replica.Store
-	now      func() int64
-	seed     uint64
-
-	mu       sync.Mutex
-	log      []evidence.Fault
-	notes    []string
-	reopened []*replica.Store // replicas reopened after their process was killed
-	broken   []string         // what the reopened replicas showed wrong
-}
-
-// run injects every step of plan at its time after start, heals it after
-// its window, and returns when all are healed or ctx ends; whatever is
-// injected is healed before it returns, whatever happens.
-func (in *injector) run(ctx context.Context, start time.Time, plan []faultStep) {
-	var wg sync.WaitGroup
-	for _, step := range plan {
-		wg.Go(func() { in.one(ctx, start, step) })
-	}
-	wg.Wait()
-}
-
-// one runs one step.
-func (in *injector) one(ctx context.Context, start time.Time, s faultStep) {
-	if !sleep(ctx, time.Until(start.Add(s.At))) {
-		return
-	}
-	inject, heal, err := in.actions(s)
-	if err != nil {
-		in.note("%s: %v", s.Fault, err)
-		return
-	}
-	f := evidence.Fault{Fault: s.Fault, Target: s.Target, StartNS: in.now()}
-	if err := inject(ctx); err != nil {
-		in.note("%s %s could not be injected: %v", s.Fault, s.Target, err)
-		return
-	}
-	sleep(ctx, s.For)
-	// The heal runs even when ctx has ended: nothing injected may outlive
-	// the phase.
-	hctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	if err := heal(hctx); err != nil {
-		f.Detail = "heal failed: " + err.Error()
-		in.note("%s %s could not be healed: %v", s.Fault, s.Target, err)
-	} else {
-		f.EndNS = in.now()
-	}
-	in.mu.Lock()
-	in.log = append(in.log, f)
-	in.mu.Unlock()
-}
-
-// actions returns the inject and heal functions of a step.
-func (in *injector) actions(s faultStep) (inject, heal func(context.Context) error, err error) {
-	if s.Fault == FaultStall {
-		r := in.replicas[s.Target]
-		if r == nil {
-			return nil, nil, fmt.Errorf("no replica %q", s.Target)
+// faultSteps is plan as fault values on the level's replicas.
+func faultSteps(plan []faultStep, on *chaos.Replicas, seed uint64) chaos.Plan {
+	delay := time.Duration(rand.New(rand.NewPCG(seed, stream(0, 1, useFaults))).IntN(3000)) * time.Microsecond
+	var steps []chaos.Step
+	for _, s := range plan {
+		var f chaos.Fault
+		switch s.Fault {
+		case FaultStall:
+			f = chaos.StallReplica{Replica: s.Target}
+		case FaultCut:
+			f = chaos.CutReplica{Replica: s.Target}
+		case FaultCrashReplica:
+			f = chaos.CrashReplicaClient{Replica: s.Target, Delay: delay, Stream: stream(0, 2, useFaults)}
+		case FaultPause:
+			f = chaos.PausePrimary{}
+		case FaultKill:
+			f = chaos.KillPrimary{}
 		}
-		return func(context.Context) error { r.StallSyncs(); return nil },
-			func(context.Context) error { r.ResumeSyncs(); return nil }, nil
+		steps = append(steps, chaos.Step{Fault: f, On: on, At: s.At, For: s.For})
 	}
-	if s.Fault == FaultPause {
-		p, ok := in.cluster.(PrimaryPauser)
-		if !ok {
-			return nil, nil, fmt.Errorf("this cluster cannot pause its primary")
-		}
-		return p.PausePrimary, p.ResumePrimary, nil
-	}
-	if s.Fault == FaultCrashReplica {
-		c, ok := in.cluster.(ReplicaCrasher)
-		if !ok {
-			return nil, nil, fmt.Errorf("this cluster cannot run replicas in processes")
-		}
-		delay := time.Duration(rand.New(rand.NewPCG(in.seed, stream(0, 1, useFaults))).IntN(3000)) * time.Microsecond
-		return func(ctx context.Context) error { _, err := c.KillReplicaProcess(ctx, s.Target, delay); return err },
-			func(ctx context.Context) error { return in.reopen(ctx, c, s.Target) }, nil
-	}
-	f, ok := in.cluster.(Faulter)
-	if !ok {
-		return nil, nil, fmt.Errorf("this cluster cannot inject it")
-	}
-	switch s.Fault {
-	case FaultCut:
-		return func(ctx context.Context) error { return f.CutReplica(ctx, s.Target) },
-			func(ctx context.Context) error { return f.HealReplica(ctx, s.Target) }, nil
-	case FaultKill:
-		return f.KillPrimary, f.RestartPrimary, nil
-	}
-	return nil, nil, fmt.Errorf("unknown fault")
+	return chaos.Plan{Steps: steps, Seed: seed}
 }
 
-// reopen opens the killed replica process's file here and checks what it
-// holds: an intact file (SQLite's integrity check), and, unless the
-// primary restarted meanwhile, a position no lower than the one the dead
-// process reported (a replica never goes back).
-func (in *injector) reopen(ctx context.Context, c ReplicaCrasher, name string) error {
-	r, err := c.ReopenReplica(ctx, name, stream(0, 2, useFaults))
-	if err != nil {
-		return err
-	}
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.reopened = append(in.reopened, r.Store)
-	if r.Integrity != "ok" {
-		in.broken = append(in.broken, fmt.Sprintf("replica integrity: replica %s's file after its process was killed mid-sync: integrity check says %q", name, r.Integrity))
-	}
-	if r.Comparable && r.Resumed < r.Killed {
-		in.broken = append(in.broken, fmt.Sprintf("replica monotonic: replica %s's process reported position %d before it was killed; reopened, the replica is at %d", name, r.Killed, r.Resumed))
-	}
-	if !r.Comparable {
-		in.notes = append(in.notes, fmt.Sprintf("replica %s: the primary restarted while its process was down, so its positions before and after are not comparable", name))
-	}
-	return nil
+// reopened collects the replicas reopened after their process was killed,
+// and what their files showed wrong: a file that fails SQLite's integrity
+// check, or, unless the primary restarted meanwhile, a position lower than
+// the one the dead process reported (a replica never goes back).
+type reopened struct {
+	mu     sync.Mutex
+	stores []*replica.Store
+	broken []string
 }
 
-func (in *injector) note(format string, a ...any) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	in.notes = append(in.notes, fmt.Sprintf(format, a...))
+func (r *reopened) add(re *replica.Reopened) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.stores = append(r.stores, re.Store)
+	name := re.Replica
+	if re.Integrity != "ok" {
+		r.broken = append(r.broken, fmt.Sprintf("replica integrity: replica %s's file after its process was killed mid-sync: integrity check says %q", name, re.Integrity))
+	}
+	if re.Comparable && re.Resumed < re.Killed {
+		r.broken = append(r.broken, fmt.Sprintf("replica monotonic: replica %s's process reported position %d before it was killed; reopened, the replica is at %d", name, re.Killed, re.Resumed))
+	}
 }

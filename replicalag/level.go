@@ -11,6 +11,7 @@ import (
 
 	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/replica"
+	"github.com/storecheck/storecheck/chaos"
 	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
@@ -64,17 +65,23 @@ func runPhase(ctx context.Context, t *Target, cfg *Config, ph phase) (res *Level
 
 	start := time.Now()
 	deadline := start.Add(ph.time)
-	var inj *injector
+	var back *reopened
+	var timeline *evidence.Timeline
+	var faultErr error
 	var wg sync.WaitGroup
 	if ph.faults {
 		plan := faultPlan(cfg.Seed, names, faultsOf(t))
 		if err := startProcesses(ctx, cl, plan); err != nil {
 			return nil, fmt.Errorf("%w: %s: %w", errNotOpened, ph.name, err)
 		}
-		inj = &injector{cluster: cl, replicas: replicas, now: rec.Now, seed: cfg.Seed}
+		back = &reopened{}
+		faults := faultSteps(plan, &chaos.Replicas{Cluster: cl, Stores: replicas, Reopened: back.add}, cfg.Seed)
+		if timeline, err = evidence.At(cfg.OutDir).Phase(ph.name).Timeline(); err != nil {
+			return nil, fmt.Errorf("replicalag: %s: %w", ph.name, err)
+		}
 		start = time.Now()
-		deadline = start.Add(min(ph.time, planEnd(plan)+faultTail))
-		wg.Go(func() { inj.run(ctx, start, plan) })
+		deadline = start.Add(min(ph.time, faults.End()+faultTail))
+		wg.Go(func() { faultErr = faults.Run(ctx, rec.Now, timeline) })
 	}
 	errs := make([]error, len(clients))
 	for i, c := range clients {
@@ -90,8 +97,8 @@ func runPhase(ctx context.Context, t *Target, cfg *Config, ph phase) (res *Level
 	}
 
 	checked := names
-	if inj != nil {
-		for _, r := range inj.reopened {
+	if back != nil {
+		for _, r := range back.stores {
 			stores, checked = append(stores, r), append(checked, r.Name())
 		}
 	}
@@ -109,9 +116,12 @@ func runPhase(ctx context.Context, t *Target, cfg *Config, ph phase) (res *Level
 	broken, notes := converge(ctx, cl, checked)
 	res.addViolations(guaranteeConvergence, broken)
 	res.Notes = append(res.Notes, notes...)
-	if inj != nil {
-		res.Faults, res.Notes = inj.log, append(res.Notes, inj.notes...)
-		for _, b := range inj.broken {
+	if back != nil {
+		res.Faults = timeline.Faults()
+		if faultErr != nil {
+			res.Notes = append(res.Notes, "faults not injected or healed as planned: "+faultErr.Error())
+		}
+		for _, b := range back.broken {
 			guarantee, _, _ := strings.Cut(b, ":")
 			res.addViolations(guarantee, []string{b})
 		}
@@ -205,8 +215,9 @@ func checkEmpty(ctx context.Context, s model.Store, execs []string) error {
 }
 
 // writeArtifacts keeps a phase's evidence in its folder: the history, the
-// verdict and violations, the fault log, and for an illegal history
-// porcupine's visualization.
+// verdict and violations, and for an illegal history porcupine's
+// visualization with the fault windows (the fault phase's timeline wrote
+// the fault log as the faults happened).
 func writeArtifacts(ctx context.Context, f evidence.Folder, h linearizability.History, rep *linearizability.Report, faults []evidence.Fault, timeout time.Duration) error {
 	if _, err := f.WriteHistory(h); err != nil {
 		return fmt.Errorf("replicalag: artifacts: %w", err)
@@ -214,13 +225,8 @@ func writeArtifacts(ctx context.Context, f evidence.Folder, h linearizability.Hi
 	if _, err := f.WriteVerdict(evidence.VerdictOf(rep)); err != nil {
 		return fmt.Errorf("replicalag: artifacts: %w", err)
 	}
-	if len(faults) > 0 {
-		if _, err := f.WriteFaults(faults); err != nil {
-			return fmt.Errorf("replicalag: fault log: %w", err)
-		}
-	}
 	if rep.Verdict == linearizability.Illegal {
-		if _, err := f.WriteVisualization(ctx, h, rep, linearizability.Options{Timeout: timeout}, nil); err != nil {
+		if _, err := f.WriteVisualization(ctx, h, rep, linearizability.Options{Timeout: timeout}, faults); err != nil {
 			return fmt.Errorf("replicalag: artifacts: %w", err)
 		}
 	}

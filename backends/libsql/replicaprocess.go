@@ -210,7 +210,7 @@ func (c *ReplicaCluster) ReopenReplica(ctx context.Context, name string, stream 
 		return nil, err
 	}
 	resumed, _ := c.Position(name)
-	return &replica.Reopened{Store: st, Integrity: integrity, Killed: rp.last, Resumed: resumed,
+	return &replica.Reopened{Store: st, Replica: name, Integrity: integrity, Killed: rp.last, Resumed: resumed,
 		Comparable: c.restarts() == rp.restarts}, nil
 }
 

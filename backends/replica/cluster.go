@@ -98,6 +98,8 @@ type PrimaryPauser interface {
 // Reopened is a replica client reopened on the file of a killed process.
 type Reopened struct {
 	*Store
+	// Replica names the client.
+	Replica string
 	// Integrity is what the file's own integrity check said ("ok").
 	Integrity string
 	// Killed is the position the dead process last reported; Resumed the
