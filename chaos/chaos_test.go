@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -193,5 +196,53 @@ func TestJitterIsSeeded(t *testing.T) {
 		if x != y || x < 700*time.Millisecond || x > 1300*time.Millisecond {
 			t.Fatalf("jittered %v and %v", x, y)
 		}
+	}
+}
+
+// signals records what a process fault sent.
+type signals struct{ got []syscall.Signal }
+
+func (s *signals) Signal(sig syscall.Signal) error { s.got = append(s.got, sig); return nil }
+func (s *signals) Pid() int                        { return 42 }
+
+// A plan runs each step at its time or on its trigger, heals it after its
+// window or on its Until, and records every fault in the timeline.
+func TestPlan(t *testing.T) {
+	a, b := &signals{}, &signals{}
+	trigger, until := make(chan struct{}), make(chan struct{})
+	plan := Plan{Steps: []Step{
+		{Fault: StopProcess, On: a, At: 10 * time.Millisecond, For: 20 * time.Millisecond},
+		{Fault: StopProcess, On: b, Trigger: trigger, Until: until},
+		{Fault: KillProcess, On: "not a process"},
+	}}
+	if err := plan.Available(); err == nil || !strings.Contains(err.Error(), "acts on a process") {
+		t.Errorf("Available: %v", err)
+	}
+	tl := &evidence.Timeline{}
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- plan.Run(context.Background(), func() int64 { return int64(time.Since(start)) }, tl) }()
+	time.Sleep(50 * time.Millisecond)
+	close(trigger)
+	time.Sleep(20 * time.Millisecond)
+	close(until)
+	err := <-done
+	if err == nil || !strings.Contains(err.Error(), "kill-process") {
+		t.Errorf("a step that cannot act: %v", err)
+	}
+	if !slices.Equal(a.got, []syscall.Signal{syscall.SIGSTOP, syscall.SIGCONT}) || !slices.Equal(b.got, []syscall.Signal{syscall.SIGSTOP, syscall.SIGCONT}) {
+		t.Errorf("signals: %v, %v", a.got, b.got)
+	}
+	faults := tl.Faults()
+	if len(faults) != 3 {
+		t.Fatalf("timeline: %+v", faults)
+	}
+	for _, f := range faults {
+		if f.Fault == "stop-process" && (f.EndNS <= f.StartNS || f.Target != "pid 42") {
+			t.Errorf("fault %+v", f)
+		}
+	}
+	if plan.End() != 30*time.Millisecond {
+		t.Errorf("End %v", plan.End())
 	}
 }

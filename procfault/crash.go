@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/storecheck/storecheck/backends"
+	"github.com/storecheck/storecheck/chaos"
 )
 
 // Crash-recovery bounds.
@@ -210,7 +210,7 @@ func (r *crashRun) traffic(ctx context.Context, w *proc, plan killPlan, deadline
 				kill = time.After(plan.delay)
 			}
 		case <-kill:
-			if err := w.signal(syscall.SIGKILL); err != nil {
+			if _, err := chaos.KillProcess.Inject(ctx, w.Process, nil); err != nil {
 				return false, notRun("%v", err)
 			}
 			for _, m := range w.drain() {

@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync/atomic"
-	"syscall"
 	"time"
 
+	"github.com/storecheck/storecheck/chaos"
 	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
@@ -139,8 +139,10 @@ type stallRun struct {
 	opt  StallOptions
 	base time.Time // the common clock's zero
 	res  *StallResult
-	// stopAt and contAt bound the stall on the common clock.
+	// stopAt and contAt bound the stall on the common clock; heal undoes
+	// it (chaos.StopProcess's heal).
 	stopAt, contAt int64
+	heal           func(context.Context) error
 }
 
 func (s *stallRun) fault(f string) {
@@ -234,16 +236,18 @@ func (s *stallRun) follow(ctx context.Context, ws []*proc, all <-chan fromWorker
 					s.opt.Ops.Add(int64(len(f.m.Ops)))
 				}
 			case f.m.Type == msgLocked && f.i == s.res.Stalled:
-				if err := ws[f.i].signal(syscall.SIGSTOP); err != nil {
+				inj, err := chaos.StopProcess.Inject(ctx, ws[f.i].Process, nil)
+				if err != nil {
 					return nil, notRun("%v", err)
 				}
+				s.heal = inj.Heal
 				s.stopAt = time.Since(s.base).Nanoseconds()
 				s.fault(fmt.Sprintf("SIGSTOP worker %d holding the write lock", f.i))
 				cont = time.After(s.opt.Window)
 			}
 		case <-cont:
 			cont = nil
-			if err := s.resume(ws[s.res.Stalled]); err != nil {
+			if err := s.resume(ctx, ws[s.res.Stalled]); err != nil {
 				return nil, err
 			}
 		case <-deadline:
@@ -258,9 +262,9 @@ func (s *stallRun) follow(ctx context.Context, ws []*proc, all <-chan fromWorker
 	return parts, nil
 }
 
-// resume continues the stalled worker and lets its commit go on.
-func (s *stallRun) resume(w *proc) error {
-	if err := w.signal(syscall.SIGCONT); err != nil {
+// resume heals the stall (SIGCONT) and lets the worker's commit go on.
+func (s *stallRun) resume(ctx context.Context, w *proc) error {
+	if err := s.heal(ctx); err != nil {
 		return notRun("%v", err)
 	}
 	s.contAt = time.Since(s.base).Nanoseconds()

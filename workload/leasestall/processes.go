@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/storecheck/storecheck/chaos"
+	"github.com/storecheck/storecheck/evidence"
 	workerproc "github.com/storecheck/storecheck/worker"
 
 	"github.com/storecheck/storecheck/linearizability/leases"
@@ -60,7 +62,7 @@ func RunProcesses(ctx context.Context, store runs.Store, cfg Config) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	p := &processRun{cfg: cfg, store: store, coord: rec.Client(), rng: rand.New(rand.NewPCG(cfg.Seed, 0))}
+	p := &processRun{cfg: cfg, store: store, coord: rec.Client(), rng: rand.New(rand.NewPCG(cfg.Seed, 0)), timeline: &evidence.Timeline{}}
 	if err := p.traffic(ctx, children); err != nil {
 		return nil, err
 	}
@@ -194,59 +196,59 @@ func reap(children []*child) {
 
 // processRun is the parent's side of one run of process mode.
 type processRun struct {
-	cfg    Config
-	store  runs.Store
-	coord  *leases.Client
-	rng    *rand.Rand
-	stalls int
-	notes  []string
-	next   int // supply runs created
+	cfg      Config
+	store    runs.Store
+	coord    *leases.Client
+	rng      *rand.Rand
+	timeline *evidence.Timeline // the stalls, on the wall clock
+	stalls   int
+	notes    []string
+	next     int // supply runs created
 }
 
-// traffic lets the workers run for cfg.Duration while the parent sweeps,
-// supplies runs and stalls workers, one at a time.
+// traffic lets the workers run for cfg.Duration while the parent sweeps
+// and supplies runs, and a plan of faults stops one worker at a time
+// (SIGSTOP) for cfg.Stall, a lease apart.
 func (p *processRun) traffic(ctx context.Context, children []*child) error {
 	deadline := time.Now().Add(p.cfg.Duration)
+	stalls := p.stallPlan(children)
+	p.stalls = len(stalls.Steps)
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	faults := make(chan error, 1)
+	go func() { faults <- stalls.Run(tctx, func() int64 { return time.Now().UnixNano() }, p.timeline) }()
 	sweep := time.NewTicker(p.cfg.Lease / 4)
 	defer sweep.Stop()
-	nextStall := time.Now().Add(p.cfg.Lease)
-	var resumeAt time.Time
-	var stopped *child
-	for time.Now().Before(deadline) {
+	var err error
+	for err == nil && time.Now().Before(deadline) {
 		select {
 		case <-ctx.Done():
-			if stopped != nil {
-				_ = stopped.p.Signal(syscall.SIGCONT)
-			}
-			return ctx.Err()
+			err = ctx.Err()
+			continue
 		case <-sweep.C:
 		}
 		now := time.Now()
-		if _, err := p.coord.Requeue(ctx, now); err != nil {
-			p.notes = append(p.notes, fmt.Sprintf("sweep failed: %v", err))
+		if _, rerr := p.coord.Requeue(ctx, now); rerr != nil {
+			p.notes = append(p.notes, fmt.Sprintf("sweep failed: %v", rerr))
 		}
-		if err := p.supply(ctx, now); err != nil {
-			return err
-		}
-		switch {
-		case stopped != nil && !now.Before(resumeAt):
-			if err := stopped.p.Signal(syscall.SIGCONT); err != nil {
-				return fmt.Errorf("lease-stall: resume worker %d: %w", stopped.p.Pid(), err)
-			}
-			stopped, nextStall = nil, now.Add(p.cfg.Lease)
-		case stopped == nil && !now.Before(nextStall) && now.Add(p.cfg.Stall).Before(deadline):
-			c := children[p.rng.IntN(len(children))]
-			if err := c.p.Signal(syscall.SIGSTOP); err != nil {
-				return fmt.Errorf("lease-stall: stop worker %d: %w", c.p.Pid(), err)
-			}
-			stopped, resumeAt = c, now.Add(p.cfg.Stall)
-			p.stalls++
-		}
+		err = p.supply(ctx, now)
 	}
-	if stopped != nil {
-		_ = stopped.p.Signal(syscall.SIGCONT)
+	cancel() // every stalled worker is continued before Run returns
+	if ferr := <-faults; ferr != nil {
+		err = errors.Join(err, fmt.Errorf("lease-stall: stalls: %w", ferr))
 	}
-	return nil
+	return err
+}
+
+// stallPlan stops a seeded worker for cfg.Stall once a lease has passed,
+// then again a lease after each resume, while the traffic lasts.
+func (p *processRun) stallPlan(children []*child) chaos.Plan {
+	var plan chaos.Plan
+	for at := p.cfg.Lease; at+p.cfg.Stall < p.cfg.Duration; at += p.cfg.Stall + p.cfg.Lease {
+		c := children[p.rng.IntN(len(children))]
+		plan.Steps = append(plan.Steps, chaos.Step{Fault: chaos.StopProcess, On: c.p, At: at, For: p.cfg.Stall})
+	}
+	return plan
 }
 
 // supply keeps a few runs queued for the workers.
