@@ -2,6 +2,7 @@ package linearizability
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -9,16 +10,24 @@ import (
 	"github.com/storecheck/storecheck/model"
 )
 
-// healAttempts bounds the retries of one heal read.
-const healAttempts = 5
+// RecoveryBound is how long the heal reads may take, retries included: a
+// store that does not answer them within it after the traffic (and the
+// faults' heals) did not recover. A healed rqlite cluster elects a leader
+// within its election timeout (about 2 s measured) and serves reads; 30 s
+// leaves a margin of ten on a loaded two-core machine.
+const RecoveryBound = 30 * time.Second
 
 // Heal reads the final tables through c, which should come from
 // Recorder.HealClient, once the traffic has stopped and faults are healed:
 // every execution h mentions is loaded and its trace read; the outbox, the
 // spawn queue and every timer (due_timers at math.MaxFloat64) are read; and
 // every processed event id a commit of h carries is looked up. A failed
-// read is retried a few times; the error says which read kept failing.
+// read is retried until RecoveryBound has passed since the heal began; the
+// error (wrapping ErrNotRecovered) says which read kept failing. The reads
+// that failed stay in the history, as failed reads.
 func Heal(ctx context.Context, c *Client, h History) error {
+	ctx, cancel := context.WithTimeout(ctx, RecoveryBound)
+	defer cancel()
 	var execs []string
 	seenExec := map[string]bool{}
 	events := map[procKey]bool{}
@@ -51,26 +60,30 @@ func Heal(ctx context.Context, c *Client, h History) error {
 	}
 	for i, read := range reads {
 		if err := retry(ctx, read); err != nil {
-			return fmt.Errorf("heal read %d of %d: %w", i+1, len(reads), err)
+			return fmt.Errorf("%w within %v: heal read %d of %d: %w", ErrNotRecovered, RecoveryBound, i+1, len(reads), err)
 		}
 	}
 	return nil
 }
 
-// retry runs read up to healAttempts times, backing off between attempts.
+// ErrNotRecovered marks a store that did not answer the heal reads within
+// RecoveryBound: a broken guarantee (availability), not a harness error.
+var ErrNotRecovered = errors.New("the store did not serve the final reads")
+
+// retry runs read until it succeeds or ctx ends, backing off between
+// attempts (50 ms more each time, at most a second).
 func retry(ctx context.Context, read func() error) error {
-	var err error
-	for attempt := range healAttempts {
-		if err = read(); err == nil {
+	for attempt := 1; ; attempt++ {
+		err := read()
+		if err == nil {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("%w (last error: %v)", ctx.Err(), err)
-		case <-time.After(time.Duration(attempt+1) * 50 * time.Millisecond):
+			return fmt.Errorf("%d attempts, the last: %w", attempt, err)
+		case <-time.After(min(time.Duration(attempt)*50*time.Millisecond, time.Second)):
 		}
 	}
-	return err
 }
 
 // A Replica is a store that serves its reads from a replica of the
@@ -90,16 +103,18 @@ type Replica interface {
 // reads the convergence check compares with the primary's heal reads
 // (ErrReplicaConvergence). Call it after Heal, with the faults healed.
 func HealReplicas(ctx context.Context, rec *Recorder, replicas []Replica, execs []string) error {
+	ctx, cancel := context.WithTimeout(ctx, RecoveryBound)
+	defer cancel()
 	for _, r := range replicas {
 		if err := retry(ctx, func() error { return r.Sync(ctx) }); err != nil {
-			return fmt.Errorf("heal: sync replica %s: %w", r.Name(), err)
+			return fmt.Errorf("%w within %v: sync replica %s: %w", ErrNotRecovered, RecoveryBound, r.Name(), err)
 		}
 	}
 	for _, r := range replicas {
 		c := rec.NewClient(ClientOptions{Store: r, Replica: r.Name(), ReadYourWrites: r.ReadYourWrites(), Heal: true})
 		for _, e := range execs {
 			if err := retry(ctx, func() error { _, err := c.Load(ctx, e); return err }); err != nil {
-				return fmt.Errorf("heal load of %s on replica %s: %w", e, r.Name(), err)
+				return fmt.Errorf("%w within %v: heal load of %s on replica %s: %w", ErrNotRecovered, RecoveryBound, e, r.Name(), err)
 			}
 		}
 	}

@@ -102,9 +102,9 @@ func runPhase(ctx context.Context, t *Target, cfg *Config, ph phase) (res *Level
 			stores, checked = append(stores, r), append(checked, r.Name())
 		}
 	}
-	h, err := heal(ctx, rec, stores, execs)
-	if err != nil {
-		return nil, fmt.Errorf("replicalag: %s: %w", ph.name, err)
+	h, notRecovered := heal(ctx, rec, stores, execs)
+	if notRecovered != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("replicalag: %s stopped during the heal: %w", ph.name, ctx.Err())
 	}
 	h.Meta = linearizability.Meta{TraceMax: model.DefaultTraceMax, Seed: cfg.Seed, Scenario: "replica-lag-conflict/" + ph.name, Store: cfg.Store}
 	rep, err := linearizability.Check(ctx, h, linearizability.Options{Timeout: cfg.CheckTimeout})
@@ -113,7 +113,13 @@ func runPhase(ctx context.Context, t *Target, cfg *Config, ph phase) (res *Level
 	}
 	res = measure(h, rep, clients)
 	res.Name, res.Lag, res.LinkRate, res.TrafficMS = ph.name, ph.lag, ph.link, traffic.Milliseconds()
+	if notRecovered != nil {
+		res.addViolations(guaranteeAvailability, []string{fmt.Sprintf("%s: the cluster did not serve after the heal: %v", guaranteeAvailability, notRecovered)})
+	}
 	broken, notes := converge(ctx, cl, checked)
+	if notRecovered != nil {
+		broken, notes = nil, append(notes, "convergence not checked: the cluster did not serve after the heal")
+	}
 	res.addViolations(guaranteeConvergence, broken)
 	res.Notes = append(res.Notes, notes...)
 	if back != nil {
@@ -134,6 +140,10 @@ func runPhase(ctx context.Context, t *Target, cfg *Config, ph phase) (res *Level
 	return res, nil
 }
 
+// guaranteeAvailability names a cluster that does not serve after the
+// heal.
+const guaranteeAvailability = "availability"
+
 // startProcesses starts the replica clients that run in processes of their
 // own for the plan's crash-replica fault.
 func startProcesses(ctx context.Context, cl Cluster, plan []faultStep) error {
@@ -152,41 +162,22 @@ func startProcesses(ctx context.Context, cl Cluster, plan []faultStep) error {
 	return nil
 }
 
-// heal syncs every replica, takes the primary's heal reads, then each
-// replica's heal loads, and returns the whole history. The primary's
-// reads come first: a replica synced before them shows at most what they
-// show, and the convergence check wants at least as much.
+// heal takes the primary's heal reads, then brings every replica up to
+// the primary and takes its heal loads, and returns the whole history. A
+// cluster that does not serve them within linearizability.RecoveryBound
+// did not recover: the error (wrapping linearizability.ErrNotRecovered) is
+// a finding, and the history recorded so far is returned with it, to be
+// checked all the same.
 func heal(ctx context.Context, rec *linearizability.Recorder, stores []*replica.Store, execs []string) (linearizability.History, error) {
-	for _, r := range stores {
-		if err := retry(ctx, func() error { return r.Sync(ctx) }); err != nil {
-			return linearizability.History{}, fmt.Errorf("heal: %w", err)
+	err := linearizability.Heal(ctx, rec.HealClient(), rec.History())
+	if err == nil {
+		replicas := make([]linearizability.Replica, len(stores))
+		for i, r := range stores {
+			replicas[i] = r
 		}
+		err = linearizability.HealReplicas(ctx, rec, replicas, execs)
 	}
-	if err := linearizability.Heal(ctx, rec.HealClient(), rec.History()); err != nil {
-		return linearizability.History{}, err
-	}
-	replicas := make([]linearizability.Replica, len(stores))
-	for i, r := range stores {
-		replicas[i] = r
-	}
-	if err := linearizability.HealReplicas(ctx, rec, replicas, execs); err != nil {
-		return linearizability.History{}, err
-	}
-	return rec.History(), nil
-}
-
-// retry runs fn up to five times, backing off between attempts.
-func retry(ctx context.Context, fn func() error) error {
-	var err error
-	for attempt := range 5 {
-		if err = fn(); err == nil {
-			return nil
-		}
-		if !sleep(ctx, time.Duration(attempt+1)*100*time.Millisecond) {
-			return errors.Join(err, ctx.Err())
-		}
-	}
-	return err
+	return rec.History(), err
 }
 
 // checkEmpty refuses a primary that holds rows the level did not write.

@@ -57,8 +57,6 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return Result{Verdict: reports.Interrupted, Reason: "interrupted during the workload"}
-	case err != nil && errors.Is(err, workload.ErrHealFailed):
-		return Result{Verdict: reports.Fail, Guarantee: "availability", Reason: fmt.Sprintf("the store stopped serving reads after the traffic: %v", err)}
 	case err != nil && errors.Is(err, workload.ErrNotStarted):
 		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("workload could not start: %v", err)}
 	case err != nil && res == nil:
@@ -79,6 +77,7 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 		out.Verdict, out.Guarantee = reports.Fail, res.Guarantee
 		out.Reason = firstViolation(res)
 	}
+	notRecovered(&out, res)
 	return out
 }
 
@@ -153,4 +152,22 @@ func openConcurrent(ctx context.Context, t Target, p Params, cfg model.Config) (
 		replicas[i] = r
 	}
 	return cl.Primary(), replicas, target.Servers, closeAll, nil
+}
+
+// GuaranteeAvailability is broken by a store that does not serve after
+// the traffic and the faults' heals.
+const GuaranteeAvailability = "availability"
+
+// notRecovered makes a run whose store did not serve the final reads a
+// FAIL (availability), keeping what the history recorded up to then
+// showed besides: a stale read found there is still reported.
+func notRecovered(out *Result, res *workload.Result) {
+	if res.NotRecovered == nil {
+		return
+	}
+	reason := fmt.Sprintf("%s: %v", GuaranteeAvailability, res.NotRecovered)
+	if out.Verdict == reports.Fail && out.Reason != "" {
+		reason += "; the history up to then: " + out.Reason
+	}
+	out.Verdict, out.Guarantee, out.Reason = reports.Fail, GuaranteeAvailability, flatReason(reason)
 }

@@ -168,13 +168,18 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 		return *rqNotRun(ctx, "workload could not run: %v (faults: %v)", err, faultErr)
 	}
 	out := historyResult(res)
+	notRecovered(&out, res)
 	after := checkAfterHeal(ctx, cs, res.History)
 	if out.Verdict == reports.Pass && after.err != nil {
 		out.Verdict, out.Guarantee, out.Reason = reports.Fail, after.guarantee, rqOneLine(after.err.Error())
 	}
 	if out.Verdict == reports.Pass && after.err == nil && after.harness != nil {
-		out.Verdict, out.Reason = reports.NotRun, rqOneLine("the tables could not be compared after healing: "+after.harness.Error())
+		// A node that does not answer a read after the heal did not recover:
+		// a finding, not a run that could not start.
+		out.Verdict, out.Guarantee = reports.Fail, GuaranteeRecovery
+		out.Reason = rqOneLine(GuaranteeRecovery + ": a node's tables could not be read after the heal: " + after.harness.Error())
 	}
+	out.Metrics["settle_ms"] = float64(after.settled.Milliseconds())
 	events := tl.Faults()
 	faultMetrics(out.Metrics, res, events)
 	out.Metrics["converged_at_index"] = float64(after.index)

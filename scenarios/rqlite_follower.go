@@ -95,6 +95,7 @@ func runFollowerRead(ctx context.Context, t Target, p Params) Result {
 		return *rqNotRun(ctx, "workload could not run: %v (faults: %v)", err, faultErr)
 	}
 	out := historyResult(res)
+	notRecovered(&out, res)
 	events := tl.Faults()
 	faultMetrics(out.Metrics, res, events)
 	if out.Verdict == reports.Pass {

@@ -25,6 +25,11 @@ type Result struct {
 	Seed       uint64
 	Steps      int
 	PlanDigest string
+	// NotRecovered, when set, says the store did not serve the final reads
+	// within linearizability.RecoveryBound after the traffic (wrapping
+	// linearizability.ErrNotRecovered): a broken guarantee, availability.
+	// The history recorded up to then was checked all the same.
+	NotRecovered error
 	// TrafficTime is the traffic phase; CheckTime the checker's time
 	// (porcupine and global checks).
 	TrafficTime, CheckTime time.Duration

@@ -17,10 +17,6 @@ import (
 // that is not empty): nothing was checked.
 var ErrNotStarted = errors.New("workload not started")
 
-// ErrHealFailed marks a store that kept failing the final reads after the
-// traffic, with no faults injected: it no longer serves its data.
-var ErrHealFailed = errors.New("the store failed the final reads")
-
 // Run drives store with cfg's traffic, heals, and checks the history:
 // porcupine per execution and the global checks (see package
 // linearizability). A broken guarantee is a Result with the verdict Illegal;
@@ -58,12 +54,17 @@ func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 	}
 	res := &Result{Notes: notes, Seed: cfg.Seed, Steps: steps, PlanDigest: PlanDigest(cfg), TrafficTime: time.Since(start)}
 
-	if err := linearizability.Heal(ctx, rec.HealClient(), rec.History()); err != nil {
-		return nil, fmt.Errorf("workload: %w: %w", ErrHealFailed, err)
+	// A store that does not serve the heal reads did not recover: that is
+	// a finding (Result.NotRecovered), and the history up to it is still
+	// checked, the unanswered reads as failed.
+	healErr := linearizability.Heal(ctx, rec.HealClient(), rec.History())
+	if healErr == nil {
+		healErr = linearizability.HealReplicas(ctx, rec, cfg.Replicas, execs)
 	}
-	if err := linearizability.HealReplicas(ctx, rec, cfg.Replicas, execs); err != nil {
-		return nil, fmt.Errorf("workload: %w: %w", ErrHealFailed, err)
+	if healErr != nil && ctx.Err() != nil {
+		return nil, fmt.Errorf("workload stopped during the heal: %w", ctx.Err())
 	}
+	res.NotRecovered = healErr
 	h := rec.History()
 	h.Meta = cfg.meta()
 	rep, err := linearizability.Check(ctx, h, linearizability.Options{Timeout: cfg.CheckTimeout})

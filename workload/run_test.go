@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -153,4 +154,63 @@ func runMemory(t *testing.T, cfg Config) *Result {
 		t.Fatal(err)
 	}
 	return res
+}
+
+// deadAfterTraffic serves the traffic, answers one load with "no such
+// execution" although it was created long before (a planted stale read),
+// and stops serving altogether once the traffic is over.
+type deadAfterTraffic struct {
+	model.Store
+	loads   atomic.Int64
+	dead    atomic.Bool
+	planted atomic.Bool
+}
+
+var errDown = errors.New("the store is down")
+
+func (s *deadAfterTraffic) Load(ctx context.Context, id string) (*model.Execution, error) {
+	if s.dead.Load() {
+		return nil, errDown
+	}
+	exe, err := s.Store.Load(ctx, id)
+	if exe != nil && exe.Version > 3 && s.loads.Add(1) > 20 && s.planted.CompareAndSwap(false, true) {
+		return nil, nil
+	}
+	return exe, err
+}
+
+func (s *deadAfterTraffic) PendingOutbox(ctx context.Context) ([]model.OutboxEntry, error) {
+	if s.dead.Load() {
+		return nil, errDown
+	}
+	return s.Store.PendingOutbox(ctx)
+}
+
+// TestNotRecoveredIsAFindingAndTheHistoryIsStillChecked: a store that
+// stops serving after the traffic is a finding (NotRecovered), and the
+// history recorded up to then is still checked: the stale read planted in
+// it is reported too.
+func TestNotRecoveredIsAFindingAndTheHistoryIsStillChecked(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits RecoveryBound")
+	}
+	s := &deadAfterTraffic{Store: model.NewReference(model.DefaultConfig())}
+	cfg := Config{Clients: 4, Executions: 2, Ops: 600, Seed: 3, During: func(ctx context.Context, _ func() int64) error {
+		<-ctx.Done() // the traffic is over
+		s.dead.Store(true)
+		return nil
+	}}
+	res, err := Run(context.Background(), s, cfg)
+	if err != nil {
+		t.Fatalf("a store that does not recover is a finding, not an error: %v", err)
+	}
+	if !errors.Is(res.NotRecovered, linearizability.ErrNotRecovered) {
+		t.Errorf("NotRecovered %v", res.NotRecovered)
+	}
+	if !s.planted.Load() {
+		t.Fatal("the stale read was never planted")
+	}
+	if res.Verdict != linearizability.Illegal {
+		t.Errorf("the planted stale read was not found: verdict %s, %v", res.Verdict, res.Report.Violations)
+	}
 }
