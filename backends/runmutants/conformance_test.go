@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	confruns "github.com/storecheck/storecheck/conformance/runs"
+	confrunstore "github.com/storecheck/storecheck/conformance/runstore"
 	"github.com/storecheck/storecheck/internal/rapidrun"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // TestConformanceCatchesEveryMutant runs the run-store state machine against
@@ -17,8 +17,8 @@ import (
 func TestConformanceCatchesEveryMutant(t *testing.T) {
 	for _, m := range Catalogue() {
 		t.Run(m.Name, func(t *testing.T) {
-			open := func(ctx context.Context) (runs.Store, error) { return OpenMutant(ctx, m, "") }
-			rep, err := confruns.Check(context.Background(), open, confruns.CheckConfig{Seed: 5, Checks: 200, ShrinkTime: 2 * time.Second})
+			open := func(ctx context.Context) (runstore.Store, error) { return OpenMutant(ctx, m, "") }
+			rep, err := confrunstore.Check(context.Background(), open, confrunstore.CheckConfig{Seed: 5, Checks: 200, ShrinkTime: 2 * time.Second})
 			if err != nil {
 				t.Fatalf("harness: %v", err)
 			}

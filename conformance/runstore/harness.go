@@ -1,27 +1,31 @@
-// Package runs is storecheck's conformance suite for the run-store contract
-// (model/runs), usable as a library in the style of testing/fstest.TestFS: a
-// backend author calls Run from their own `go test` and gets named subtests —
-// example tests of every operation and edge (leases, fencing tokens,
+// Package runstore is storecheck's conformance suite for the run-store contract
+// (model/runstore), usable as a library in the style of testing/fstest.TestFS:
+// a backend author calls Run from their own `go test` and gets named subtests
+// — example tests of every operation and edge (leases, fencing tokens,
 // interrupts, idempotency, gap-free numbering), and a rapid state-machine
 // test that drives random operation sequences, with a clock the test
-// advances, against the backend and the reference model side by side.
+// advances, against the backend and the reference model side by side. Both
+// this package and the contract's are named runstore, so a test that imports
+// the two names one of them:
+//
+//	import confrunstore "github.com/storecheck/storecheck/conformance/runstore"
 //
 //	func TestRunStoreConformance(t *testing.T) {
-//		runs.Run(t, func(ctx context.Context) (runmodel.Store, error) {
+//		confrunstore.Run(t, func(ctx context.Context) (runstore.Store, error) {
 //			return myrunstore.Open(ctx, filepath.Join(t.TempDir(), "runs.db"))
 //		})
 //	}
 //
 // The same property also runs outside `go test` (Check), which is what
 // `storecheck run --scenario runs-conformance` does.
-package runs
+package runstore
 
 import (
 	"context"
 	"fmt"
 	"sync"
 
-	runmodel "github.com/storecheck/storecheck/model/runs"
+	runmodel "github.com/storecheck/storecheck/model/runstore"
 )
 
 // Opener opens a fresh, empty run store.

@@ -1,4 +1,4 @@
-package runs
+package runstore
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	runmodel "github.com/storecheck/storecheck/model/runs"
+	runmodel "github.com/storecheck/storecheck/model/runstore"
 )
 
 // example is one named example test.

@@ -1,4 +1,4 @@
-package runs
+package runstore
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 
 	"github.com/storecheck/storecheck/internal/rapidrun"
 
-	runmodel "github.com/storecheck/storecheck/model/runs"
+	runmodel "github.com/storecheck/storecheck/model/runstore"
 )
 
 // Stats counts what the state-machine property did, across test cases.
