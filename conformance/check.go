@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/storecheck/storecheck/internal/rapidrun"
+	"github.com/storecheck/storecheck/conformance/internal/rapidrun"
 )
 
 // CheckConfig sets how the property runs outside `go test`.

@@ -8,7 +8,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/storecheck/storecheck/internal/rapidrun"
+	"github.com/storecheck/storecheck/conformance/internal/rapidrun"
 	"github.com/storecheck/storecheck/model"
 )
 

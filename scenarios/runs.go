@@ -10,7 +10,6 @@ import (
 
 	"github.com/storecheck/storecheck/backends"
 	confrunstore "github.com/storecheck/storecheck/conformance/runstore"
-	"github.com/storecheck/storecheck/internal/rapidrun"
 	"github.com/storecheck/storecheck/linearizability/leases"
 	"github.com/storecheck/storecheck/model/runstore"
 	"github.com/storecheck/storecheck/reports"
@@ -103,7 +102,7 @@ func runRunsConformance(ctx context.Context, t Target, p Params) Result {
 		res.Verdict, res.Guarantee = reports.Fail, "run-store model conformance"
 		res.Reason = strings.TrimPrefix(rep.Failure, "[rapid] ")
 		res.MinimalSteps = rep.MinimalSteps
-		res.Metrics = map[string]float64{"minimal_steps": float64(rapidrun.StepCount(rep.MinimalSteps))}
+		res.Metrics = map[string]float64{"minimal_steps": float64(confrunstore.StepCount(rep.MinimalSteps))}
 	}
 	return res
 }

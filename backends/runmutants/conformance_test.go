@@ -7,7 +7,6 @@ import (
 	"time"
 
 	confrunstore "github.com/storecheck/storecheck/conformance/runstore"
-	"github.com/storecheck/storecheck/internal/rapidrun"
 	"github.com/storecheck/storecheck/model/runstore"
 )
 
@@ -25,7 +24,7 @@ func TestConformanceCatchesEveryMutant(t *testing.T) {
 			if rep.Passed {
 				t.Fatalf("the suite passed mutant %s (%d cases, %d ops): %s", m.Name, rep.Cases, rep.Ops, m.Breaks)
 			}
-			n := rapidrun.StepCount(rep.MinimalSteps)
+			n := confrunstore.StepCount(rep.MinimalSteps)
 			t.Logf("caught: %s\nminimal sequence (%d steps):\n%s", rep.Failure, n, strings.Join(rep.MinimalSteps, "\n"))
 			// Shrinking is bounded to 2 s to keep CI short, so the
 			// sequence is short on an idle machine but not always minimal.

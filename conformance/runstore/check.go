@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/storecheck/storecheck/internal/rapidrun"
+	"github.com/storecheck/storecheck/conformance/internal/rapidrun"
 )
 
 // CheckConfig sets how the property runs outside `go test`.
@@ -54,3 +54,6 @@ func Check(ctx context.Context, open Opener, cfg CheckConfig) (Report, error) {
 	}
 	return rep, nil
 }
+
+// StepCount is the number of operations in a minimal sequence.
+func StepCount(steps []string) int { return rapidrun.StepCount(steps) }

@@ -10,7 +10,7 @@ import (
 
 	"pgregory.net/rapid"
 
-	"github.com/storecheck/storecheck/internal/rapidrun"
+	"github.com/storecheck/storecheck/conformance/internal/rapidrun"
 
 	runmodel "github.com/storecheck/storecheck/model/runstore"
 )

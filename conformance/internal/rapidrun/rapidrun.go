@@ -1,8 +1,9 @@
-// Package rapidrun runs a rapid property outside `go test`, for the CLI: it
-// points rapid at a seed and a budget, captures everything rapid and the
-// property log through a rapid.TB of its own, and picks out the failure and
-// the minimal failing sequence. Both conformance suites (the execution store's
-// and the run store's) run their state machines through it.
+// Package rapidrun runs a rapid property outside `go test`, for the
+// conformance suites' Check (what the CLI calls): it points rapid at a seed
+// and a budget, captures everything rapid and the property log through a
+// rapid.TB of its own, and picks out the failure and the minimal failing
+// sequence. Both conformance suites (the execution store's and the run
+// store's) run their state machines through it.
 package rapidrun
 
 import (
