@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storecheck/storecheck/conformance/internal/engine"
 	runmodel "github.com/storecheck/storecheck/model/runstore"
 )
 
@@ -14,6 +15,15 @@ import (
 type example struct {
 	name string
 	run  func(ctx context.Context, t *testing.T, s runmodel.Store)
+}
+
+// checkingInvariants is ex as the engine runs it: the example, then the
+// contract's invariants on the tables it left.
+func (ex example) checkingInvariants() engine.Example[runmodel.Store, noConfig] {
+	return engine.Example[runmodel.Store, noConfig]{Name: ex.name, Run: func(ctx context.Context, t *testing.T, s runmodel.Store) {
+		ex.run(ctx, t, s)
+		checkInvariants(ctx, t, s)
+	}}
 }
 
 // examples lists every example, in the order a reader meets the contract.
