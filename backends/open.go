@@ -19,7 +19,7 @@ import (
 	"github.com/storecheck/storecheck/backends/rqlite/managed"
 	"github.com/storecheck/storecheck/backends/sqlite"
 	"github.com/storecheck/storecheck/model"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // Scheme is one kind of backend URL.
@@ -40,7 +40,7 @@ type Scheme struct {
 	// runs.go).
 	Kind Kind
 	// OpenRuns opens the run store for the part of the URL after "Name:".
-	OpenRuns func(ctx context.Context, rest string) (runs.Store, error)
+	OpenRuns func(ctx context.Context, rest string) (runstore.Store, error)
 }
 
 // Schemes returns every known scheme, in the order List shows them.

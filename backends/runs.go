@@ -9,7 +9,7 @@ import (
 	"github.com/storecheck/storecheck/backends/internal/dbfile"
 	"github.com/storecheck/storecheck/backends/runmutants"
 	"github.com/storecheck/storecheck/backends/runsqlite"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // Kind is the contract a scheme's stores keep.
@@ -19,7 +19,7 @@ const (
 	// KindExecution is the execution store (model.Store), opened with Open.
 	// It is the zero value, so that every scheme that says nothing is one.
 	KindExecution Kind = ""
-	// KindRuns is the run store (model/runs.Store), opened with OpenRuns.
+	// KindRuns is the run store (model/runstore.Store), opened with OpenRuns.
 	KindRuns Kind = "run"
 )
 
@@ -44,14 +44,14 @@ func runSchemes() []Scheme {
 		{
 			Name:        "runs+memory",
 			Example:     "runs+memory:",
-			Description: "Run store: the in-memory reference model (model/runs.Reference); nothing is durable.",
+			Description: "Run store: the in-memory reference model (model/runstore.Reference); nothing is durable.",
 			Validate:    validateRunsMemory,
 			Kind:        KindRuns,
-			OpenRuns: func(_ context.Context, rest string) (runs.Store, error) {
+			OpenRuns: func(_ context.Context, rest string) (runstore.Store, error) {
 				if err := validateRunsMemory(rest); err != nil {
 					return nil, err
 				}
-				return runs.NewReference(), nil
+				return runstore.NewReference(), nil
 			},
 		},
 		{
@@ -60,7 +60,7 @@ func runSchemes() []Scheme {
 			Description: "Run store: openrath's SQLiteRunStore schema on modernc.org/sqlite (WAL file or :memory:), BEGIN IMMEDIATE per mutation.",
 			Validate:    func(path string) error { return dbfile.CheckPath(runsqlite.Name, path) },
 			Kind:        KindRuns,
-			OpenRuns: func(ctx context.Context, path string) (runs.Store, error) {
+			OpenRuns: func(ctx context.Context, path string) (runstore.Store, error) {
 				return runsqlite.Open(ctx, path)
 			},
 		},
@@ -83,7 +83,7 @@ func validateRunsMemory(rest string) error {
 }
 
 // OpenRuns opens the run store rawURL names, as "scheme:rest".
-func OpenRuns(ctx context.Context, rawURL string) (runs.Store, error) {
+func OpenRuns(ctx context.Context, rawURL string) (runstore.Store, error) {
 	s, rest, err := lookup(rawURL)
 	if err != nil {
 		return nil, err

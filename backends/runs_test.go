@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/storecheck/storecheck/model"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 func TestOpenRuns(t *testing.T) {
@@ -27,7 +27,7 @@ func TestOpenRuns(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			if _, err := s.CreateRun(ctx, runs.NewRun{ID: "r", TenantID: "t", SessionID: "s"}); err != nil {
+			if _, err := s.CreateRun(ctx, runstore.NewRun{ID: "r", TenantID: "t", SessionID: "s"}); err != nil {
 				t.Fatal(err)
 			}
 			if _, err := Open(ctx, url, model.DefaultConfig()); err == nil || !strings.Contains(err.Error(), "not an execution store") {

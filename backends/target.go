@@ -18,7 +18,7 @@ import (
 	"github.com/storecheck/storecheck/backends/sqlite"
 	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // A Capability is something a target offers beyond its contract's
@@ -159,7 +159,7 @@ func (t *Target) Open(ctx context.Context, cfg model.Config) (model.Store, error
 }
 
 // OpenRuns opens the target's run store.
-func (t *Target) OpenRuns(ctx context.Context) (runs.Store, error) {
+func (t *Target) OpenRuns(ctx context.Context) (runstore.Store, error) {
 	if t.scheme.OpenRuns == nil {
 		return nil, fmt.Errorf("backend %s: is an %s store, not a run store (run-store URLs: runs+memory:, runs+sqlite:PATH, runs+mutant:NAME)", t.Scheme+":", t.Kind)
 	}

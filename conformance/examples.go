@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/storecheck/storecheck/conformance/internal/engine"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -16,6 +17,16 @@ type example struct {
 	name     string
 	traceMax *int
 	run      func(ctx context.Context, t *testing.T, s model.Store)
+}
+
+// withConfig is ex as the engine runs it: on a store with the default
+// configuration, or traceMax's trace cap.
+func (ex example) withConfig() engine.Example[model.Store, model.Config] {
+	cfg := model.DefaultConfig()
+	if ex.traceMax != nil {
+		cfg.TraceMax = *ex.traceMax
+	}
+	return engine.Example[model.Store, model.Config]{Name: ex.name, Config: cfg, Run: ex.run}
 }
 
 // examples lists every example, in the order a reader meets the contract.

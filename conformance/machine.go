@@ -4,55 +4,24 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"sync/atomic"
 
 	"pgregory.net/rapid"
 
-	"github.com/storecheck/storecheck/internal/rapidrun"
 	"github.com/storecheck/storecheck/model"
 )
 
-// Stats counts what the state-machine property did, across test cases.
-type Stats struct {
-	Cases atomic.Int64 // test cases started
-	Ops   atomic.Int64 // store operations compared
-
-	steps rapidrun.Digest // every step, in order
+// drawConfig draws a test case's trace cap.
+func drawConfig(t *rapid.T) model.Config {
+	return model.Config{TraceMax: rapid.SampledFrom([]int{0, 1, 3, model.DefaultTraceMax}).Draw(t, "trace_max")}
 }
 
-// Digest identifies the exact sequence of steps run so far: two runs with the
-// same seed against correct stores give the same digest.
-func (s *Stats) Digest() string { return s.steps.String() }
-
-// Property returns the rapid state-machine property: every test case takes an
-// empty store from h and an empty reference model with the same trace cap,
-// applies a random sequence of operations to both — including deliberately
-// stale commits — compares every result, and compares all six tables after
-// every step. stats may be nil.
-//
-// ctx bounds the whole property: once it is done, every test case fails at
-// once, so an interrupted run ends quickly.
-func Property(ctx context.Context, h *Harness, stats *Stats) func(*rapid.T) {
-	if stats == nil {
-		stats = &Stats{}
-	}
-	return func(t *rapid.T) {
-		cfg := model.Config{TraceMax: rapid.SampledFrom([]int{0, 1, 3, model.DefaultTraceMax}).Draw(t, "trace_max")}
-		store, release, err := h.Get(ctx, cfg)
-		if err != nil {
-			t.Fatalf("harness: %v", err)
-		}
-		defer func() {
-			if err := release(); err != nil {
-				t.Errorf("harness: close store: %v", err)
-			}
-		}()
-		stats.Cases.Add(1)
-		m := &machine{ctx: ctx, store: store, ref: model.NewReference(cfg), stats: stats,
-			seenOutbox: map[int64]bool{}, seenSpawns: map[int64]bool{}}
-		t.Logf("store opened with trace_max=%d", cfg.TraceMax)
-		t.Repeat(m.actions())
-	}
+// start begins one test case: an empty reference model with the store's
+// trace cap beside the store, and the actions that drive both.
+func start(ctx context.Context, t *rapid.T, store model.Store, cfg model.Config, stats *Stats) map[string]func(*rapid.T) {
+	m := &machine{ctx: ctx, store: store, ref: model.NewReference(cfg), stats: stats,
+		seenOutbox: map[int64]bool{}, seenSpawns: map[int64]bool{}}
+	t.Logf("store opened with trace_max=%d", cfg.TraceMax)
+	return m.actions()
 }
 
 // machine is one test case: the store under test and the reference side by
@@ -100,9 +69,7 @@ func (m *machine) op() { m.stats.Ops.Add(1) }
 // failing sequence) and adds it to the sequence digest.
 func (m *machine) step(t *rapid.T, format string, a ...any) {
 	t.Helper()
-	line := "step: " + fmt.Sprintf(format, a...)
-	m.stats.steps.Record(line)
-	t.Log(line)
+	m.stats.Step(t, fmt.Sprintf(format, a...))
 }
 
 // currentVersion is the reference's version of id (0 when absent).

@@ -7,11 +7,10 @@ import (
 	"strings"
 
 	"github.com/storecheck/storecheck/backends"
-	confruns "github.com/storecheck/storecheck/conformance/runs"
+	confrunstore "github.com/storecheck/storecheck/conformance/runstore"
 	"github.com/storecheck/storecheck/evidence"
-	"github.com/storecheck/storecheck/internal/rapidrun"
 	"github.com/storecheck/storecheck/linearizability/leases"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/workload/leasestall"
 )
@@ -20,12 +19,12 @@ import (
 func runStoreNeeds() []backends.Capability { return []backends.Capability{backends.RunStore} }
 
 // openRuns opens the target's run store, emptied.
-func openRuns(ctx context.Context, t Target) (runs.Store, error) {
+func openRuns(ctx context.Context, t Target) (runstore.Store, error) {
 	s, err := t.OpenRuns(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if r, ok := s.(runs.Resetter); ok {
+	if r, ok := s.(runstore.Resetter); ok {
 		if err := r.Reset(ctx); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("empty the run store: %w", err)
@@ -52,14 +51,14 @@ func runRunsConformance(ctx context.Context, t Target, p Params) Result {
 		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be opened: %v", err)}
 	}
 	probe.Close()
-	var stats *confruns.Stats
+	var stats *confrunstore.Stats
 	if p.Progress != nil {
-		stats = &confruns.Stats{}
+		stats = &confrunstore.Stats{}
 		stop := mirror(&stats.Ops, &p.Progress.Ops)
 		defer stop()
 	}
-	open := func(ctx context.Context) (runs.Store, error) { return t.OpenRuns(ctx) }
-	rep, err := confruns.Check(ctx, open, confruns.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, Stats: stats})
+	open := func(ctx context.Context) (runstore.Store, error) { return t.OpenRuns(ctx) }
+	rep, err := confrunstore.Check(ctx, open, confrunstore.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, Stats: stats})
 	res := Result{Ops: rep.Ops, Cases: rep.Cases, Digest: rep.Digest}
 	keep(p, evidence.RapidLogFile, []byte(strings.Join(rep.Output, "\n")+"\n"))
 	switch {
@@ -73,7 +72,7 @@ func runRunsConformance(ctx context.Context, t Target, p Params) Result {
 		res.Verdict, res.Guarantee = reports.Fail, "run-store model conformance"
 		res.Reason = strings.TrimPrefix(rep.Failure, "[rapid] ")
 		res.MinimalSteps = rep.MinimalSteps
-		res.Metrics = map[string]float64{"minimal_steps": float64(rapidrun.StepCount(rep.MinimalSteps))}
+		res.Metrics = map[string]float64{"minimal_steps": float64(confrunstore.StepCount(rep.MinimalSteps))}
 	}
 	return res
 }
@@ -113,7 +112,7 @@ func runLeaseStall(ctx context.Context, t Target, p Params) Result {
 	results = append(results, res)
 	if path, ok := backends.RunStoreFile(t.URL); !ok {
 		notes = append(notes, "process mode not run: it needs a database file several processes can open (runs+sqlite:PATH, runs+mutant:NAME?path=PATH)")
-	} else if r, ok := store.(runs.Resetter); !ok {
+	} else if r, ok := store.(runstore.Resetter); !ok {
 		notes = append(notes, "process mode not run: the store cannot be emptied in place")
 	} else if err := r.Reset(ctx); err != nil {
 		return harnessFailure(ctx, "process mode", fmt.Errorf("empty %s: %w", path, err))

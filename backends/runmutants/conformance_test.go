@@ -6,9 +6,8 @@ import (
 	"testing"
 	"time"
 
-	confruns "github.com/storecheck/storecheck/conformance/runs"
-	"github.com/storecheck/storecheck/internal/rapidrun"
-	"github.com/storecheck/storecheck/model/runs"
+	confrunstore "github.com/storecheck/storecheck/conformance/runstore"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // TestConformanceCatchesEveryMutant runs the run-store state machine against
@@ -17,15 +16,15 @@ import (
 func TestConformanceCatchesEveryMutant(t *testing.T) {
 	for _, m := range Catalogue() {
 		t.Run(m.Name, func(t *testing.T) {
-			open := func(ctx context.Context) (runs.Store, error) { return OpenMutant(ctx, m, "") }
-			rep, err := confruns.Check(context.Background(), open, confruns.CheckConfig{Seed: 5, Checks: 200, ShrinkTime: 2 * time.Second})
+			open := func(ctx context.Context) (runstore.Store, error) { return OpenMutant(ctx, m, "") }
+			rep, err := confrunstore.Check(context.Background(), open, confrunstore.CheckConfig{Seed: 5, Checks: 200, ShrinkTime: 2 * time.Second})
 			if err != nil {
 				t.Fatalf("harness: %v", err)
 			}
 			if rep.Passed {
 				t.Fatalf("the suite passed mutant %s (%d cases, %d ops): %s", m.Name, rep.Cases, rep.Ops, m.Breaks)
 			}
-			n := rapidrun.StepCount(rep.MinimalSteps)
+			n := confrunstore.StepCount(rep.MinimalSteps)
 			t.Logf("caught: %s\nminimal sequence (%d steps):\n%s", rep.Failure, n, strings.Join(rep.MinimalSteps, "\n"))
 			// Shrinking is bounded to 2 s to keep CI short, so the
 			// sequence is short on an idle machine but not always minimal.

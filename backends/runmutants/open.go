@@ -10,7 +10,7 @@ import (
 
 	"github.com/storecheck/storecheck/backends/internal/dbfile"
 	"github.com/storecheck/storecheck/backends/runsqlite"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // Scheme is the URL scheme of the catalogue, without its colon.
@@ -48,7 +48,7 @@ func Validate(rest string) error {
 
 // Open opens the mutant rest names (NAME or NAME?path=FILE). Without a path
 // the database is a fresh file in a folder removed on Close.
-func Open(ctx context.Context, rest string) (runs.Store, error) {
+func Open(ctx context.Context, rest string) (runstore.Store, error) {
 	t, err := parse(rest)
 	if err != nil {
 		return nil, err
@@ -58,7 +58,7 @@ func Open(ctx context.Context, rest string) (runs.Store, error) {
 
 // OpenMutant opens m on the database at path, or on a fresh file in a
 // folder of its own, removed on Close, when path is "".
-func OpenMutant(ctx context.Context, m Mutant, path string) (runs.Store, error) {
+func OpenMutant(ctx context.Context, m Mutant, path string) (runstore.Store, error) {
 	st, err := m.Statements()
 	if err != nil {
 		return nil, err

@@ -5,15 +5,15 @@ import (
 	"path/filepath"
 	"testing"
 
-	confruns "github.com/storecheck/storecheck/conformance/runs"
-	"github.com/storecheck/storecheck/model/runs"
+	confrunstore "github.com/storecheck/storecheck/conformance/runstore"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // TestConformance runs the run-store conformance suite on a database file;
 // the suite opens it once and resets it between uses.
 func TestConformance(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "runs.db")
-	confruns.Run(t, func(ctx context.Context) (runs.Store, error) { return Open(ctx, path) })
+	confrunstore.Run(t, func(ctx context.Context) (runstore.Store, error) { return Open(ctx, path) })
 }
 
 // TestConformanceInMemory runs the suite on a private in-memory database.
@@ -21,5 +21,5 @@ func TestConformanceInMemory(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the file database covers the same SQL")
 	}
-	confruns.Run(t, func(ctx context.Context) (runs.Store, error) { return Open(ctx, ":memory:") })
+	confrunstore.Run(t, func(ctx context.Context) (runstore.Store, error) { return Open(ctx, ":memory:") })
 }

@@ -10,6 +10,6 @@
 // processes may open the same file at once; the lease-stall scenario does.
 //
 // Unlike the seed, the store never reads the wall clock: every timestamp and
-// every expiry test uses the time in the request (see model/runs). The SQL a
+// every expiry test uses the time in the request (see model/runstore). The SQL a
 // deliberately broken variant may change is gathered in Statements.
 package runsqlite

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
-// Dump implements runs.Dumper: the five contract tables, read in one
+// Dump implements runstore.Dumper: the five contract tables, read in one
 // transaction so that they are consistent with each other.
-func (s *Store) Dump(ctx context.Context) (*runs.Dump, error) {
+func (s *Store) Dump(ctx context.Context) (*runstore.Dump, error) {
 	c, err := s.db.Conn(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: dump: %w", s.name, err)
@@ -19,7 +19,7 @@ func (s *Store) Dump(ctx context.Context) (*runs.Dump, error) {
 		return nil, fmt.Errorf("%s: dump: %w", s.name, err)
 	}
 	defer rollback(ctx, c)
-	d := &runs.Dump{}
+	d := &runstore.Dump{}
 	if d.Runs, err = queryAll(ctx, c, scanRun, `SELECT `+runColumns+` FROM runs`); err != nil {
 		return nil, fmt.Errorf("%s: dump runs: %w", s.name, err)
 	}

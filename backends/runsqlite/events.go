@@ -7,13 +7,13 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
-// ListRunEvents implements runs.Store.
-func (s *Store) ListRunEvents(ctx context.Context, runID string, after int64, limit int) ([]runs.RunEvent, error) {
+// ListRunEvents implements runstore.Store.
+func (s *Store) ListRunEvents(ctx context.Context, runID string, after int64, limit int) ([]runstore.RunEvent, error) {
 	if after < 0 || limit < 0 {
-		return nil, s.errorf("list_run_events", fmt.Errorf("%w: after and limit must not be negative, got %d and %d", runs.ErrInvalidArgument, after, limit))
+		return nil, s.errorf("list_run_events", fmt.Errorf("%w: after and limit must not be negative, got %d and %d", runstore.ErrInvalidArgument, after, limit))
 	}
 	if limit == 0 {
 		limit = -1
@@ -23,21 +23,21 @@ func (s *Store) ListRunEvents(ctx context.Context, runID string, after int64, li
 	if err != nil {
 		return nil, s.errorf("list_run_events", err)
 	}
-	return decode(rows, runs.EventRow.Event)
+	return decode(rows, runstore.EventRow.Event)
 }
 
-// AppendRunEvent implements runs.Store.
-func (s *Store) AppendRunEvent(ctx context.Context, runID, typ string, data json.RawMessage, now time.Time) (runs.RunEvent, error) {
-	d, err := runs.Object(data, "event data")
+// AppendRunEvent implements runstore.Store.
+func (s *Store) AppendRunEvent(ctx context.Context, runID, typ string, data json.RawMessage, now time.Time) (runstore.RunEvent, error) {
+	d, err := runstore.Object(data, "event data")
 	if err != nil {
-		return runs.RunEvent{}, s.errorf("append_run_event", err)
+		return runstore.RunEvent{}, s.errorf("append_run_event", err)
 	}
-	var out runs.EventRow
+	var out runstore.EventRow
 	err = s.write(ctx, func(c *sql.Conn) error {
 		if _, err := runRow(ctx, c, runID); err != nil {
 			return err
 		}
-		if err := appendEvent(ctx, c, runID, typ, d, runs.FormatTime(now)); err != nil {
+		if err := appendEvent(ctx, c, runID, typ, d, runstore.FormatTime(now)); err != nil {
 			return err
 		}
 		out, err = scanEvent(c.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM run_events
@@ -45,14 +45,14 @@ func (s *Store) AppendRunEvent(ctx context.Context, runID, typ string, data json
 		return err
 	})
 	if err != nil {
-		return runs.RunEvent{}, s.errorf("append_run_event", err)
+		return runstore.RunEvent{}, s.errorf("append_run_event", err)
 	}
 	return out.Event()
 }
 
-// AppendCheckpoint implements runs.Store.
-func (s *Store) AppendCheckpoint(ctx context.Context, cp runs.Checkpoint) error {
-	row, err := runs.PrepareCheckpoint(cp)
+// AppendCheckpoint implements runstore.Store.
+func (s *Store) AppendCheckpoint(ctx context.Context, cp runstore.Checkpoint) error {
+	row, err := runstore.PrepareCheckpoint(cp)
 	if err != nil {
 		return s.errorf("append_checkpoint", err)
 	}
@@ -67,14 +67,14 @@ func (s *Store) AppendCheckpoint(ctx context.Context, cp runs.Checkpoint) error 
 
 // insertCheckpoint checks that the checkpoint's sequence is max+1, inserts
 // it and logs run.checkpoint.created, in the caller's transaction.
-func insertCheckpoint(ctx context.Context, c *sql.Conn, row runs.CheckpointRow) error {
+func insertCheckpoint(ctx context.Context, c *sql.Conn, row runstore.CheckpointRow) error {
 	var last int64
 	err := c.QueryRowContext(ctx, `SELECT COALESCE(MAX(sequence), 0) FROM checkpoints WHERE run_id = ?`, row.RunID).Scan(&last)
 	if err != nil {
 		return err
 	}
 	if row.Sequence != last+1 {
-		return fmt.Errorf("%w: checkpoint sequence must be %d, got %d", runs.ErrConflict, last+1, row.Sequence)
+		return fmt.Errorf("%w: checkpoint sequence must be %d, got %d", runstore.ErrConflict, last+1, row.Sequence)
 	}
 	_, err = c.ExecContext(ctx, `INSERT INTO checkpoints(`+checkpointColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		row.ID, row.RunID, row.Sequence, row.PlanHash, row.State, row.NextNodes, row.PendingInterrupts,
@@ -82,11 +82,11 @@ func insertCheckpoint(ctx context.Context, c *sql.Conn, row runs.CheckpointRow) 
 	if err != nil {
 		return asConflict(err, fmt.Sprintf("checkpoint %q already exists", row.ID))
 	}
-	return appendEvent(ctx, c, row.RunID, runs.EventCheckpointCreated, runs.CheckpointData(row.ID, row.Sequence), row.CreatedAt)
+	return appendEvent(ctx, c, row.RunID, runstore.EventCheckpointCreated, runstore.CheckpointData(row.ID, row.Sequence), row.CreatedAt)
 }
 
-// LatestCheckpoint implements runs.Store.
-func (s *Store) LatestCheckpoint(ctx context.Context, runID string) (*runs.Checkpoint, error) {
+// LatestCheckpoint implements runstore.Store.
+func (s *Store) LatestCheckpoint(ctx context.Context, runID string) (*runstore.Checkpoint, error) {
 	rows, err := queryAll(ctx, s.db, scanCheckpoint, `SELECT `+checkpointColumns+` FROM checkpoints
 		WHERE run_id = ? ORDER BY sequence DESC LIMIT 1`, runID)
 	if err != nil {
@@ -102,12 +102,12 @@ func (s *Store) LatestCheckpoint(ctx context.Context, runID string) (*runs.Check
 	return &cp, nil
 }
 
-// ListCheckpoints implements runs.Store.
-func (s *Store) ListCheckpoints(ctx context.Context, runID string) ([]runs.Checkpoint, error) {
+// ListCheckpoints implements runstore.Store.
+func (s *Store) ListCheckpoints(ctx context.Context, runID string) ([]runstore.Checkpoint, error) {
 	rows, err := queryAll(ctx, s.db, scanCheckpoint, `SELECT `+checkpointColumns+` FROM checkpoints
 		WHERE run_id = ? ORDER BY sequence`, runID)
 	if err != nil {
 		return nil, s.errorf("list_checkpoints", err)
 	}
-	return decode(rows, runs.CheckpointRow.Checkpoint)
+	return decode(rows, runstore.CheckpointRow.Checkpoint)
 }

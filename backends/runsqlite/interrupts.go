@@ -7,22 +7,22 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
-// CreateInterrupt implements runs.Store.
-func (s *Store) CreateInterrupt(ctx context.Context, in runs.Interrupt, expected int64) (runs.Run, error) {
-	row, err := runs.PrepareInterrupt(in)
+// CreateInterrupt implements runstore.Store.
+func (s *Store) CreateInterrupt(ctx context.Context, in runstore.Interrupt, expected int64) (runstore.Run, error) {
+	row, err := runstore.PrepareInterrupt(in)
 	if err != nil {
-		return runs.Run{}, s.errorf("create_interrupt", err)
+		return runstore.Run{}, s.errorf("create_interrupt", err)
 	}
-	var out runs.RunRow
+	var out runstore.RunRow
 	err = s.write(ctx, func(c *sql.Conn) error {
 		cur, err := runAt(ctx, c, in.RunID, expected)
 		if err != nil {
 			return err
 		}
-		if err := runs.AssertTransition(cur.Status, runs.Waiting); err != nil {
+		if err := runstore.AssertTransition(cur.Status, runstore.Waiting); err != nil {
 			return err
 		}
 		_, err = c.ExecContext(ctx, `INSERT INTO interrupts(id, run_id, kind, request_json, created_at, expires_at)
@@ -30,43 +30,43 @@ func (s *Store) CreateInterrupt(ctx context.Context, in runs.Interrupt, expected
 		if err != nil {
 			return asConflict(err, fmt.Sprintf("interrupt %q already exists", row.ID))
 		}
-		if err := setStatus(ctx, c, cur, runs.Waiting, row.CreatedAt); err != nil {
+		if err := setStatus(ctx, c, cur, runstore.Waiting, row.CreatedAt); err != nil {
 			return err
 		}
 		if _, err := c.ExecContext(ctx, `UPDATE run_leases SET active = 0, updated_at = ? WHERE run_id = ?`, row.CreatedAt, cur.ID); err != nil {
 			return err
 		}
-		if err := appendEvent(ctx, c, cur.ID, runs.EventInterruptCreated, runs.InterruptCreatedData(row.ID, row.Kind), row.CreatedAt); err != nil {
+		if err := appendEvent(ctx, c, cur.ID, runstore.EventInterruptCreated, runstore.InterruptCreatedData(row.ID, row.Kind), row.CreatedAt); err != nil {
 			return err
 		}
 		out, err = runRow(ctx, c, cur.ID)
 		return err
 	})
 	if err != nil {
-		return runs.Run{}, s.errorf("create_interrupt", err)
+		return runstore.Run{}, s.errorf("create_interrupt", err)
 	}
 	return out.Run()
 }
 
-// GetInterrupt implements runs.Store.
-func (s *Store) GetInterrupt(ctx context.Context, id string) (runs.Interrupt, error) {
+// GetInterrupt implements runstore.Store.
+func (s *Store) GetInterrupt(ctx context.Context, id string) (runstore.Interrupt, error) {
 	row, err := interruptRow(ctx, s.db, id)
 	if err != nil {
-		return runs.Interrupt{}, s.errorf("get_interrupt", err)
+		return runstore.Interrupt{}, s.errorf("get_interrupt", err)
 	}
 	return row.Interrupt()
 }
 
-func interruptRow(ctx context.Context, q querier, id string) (runs.InterruptRow, error) {
+func interruptRow(ctx context.Context, q querier, id string) (runstore.InterruptRow, error) {
 	row, err := scanInterrupt(q.QueryRowContext(ctx, `SELECT `+interruptColumns+` FROM interrupts WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return row, fmt.Errorf("%w: interrupt %q", runs.ErrNotFound, id)
+		return row, fmt.Errorf("%w: interrupt %q", runstore.ErrNotFound, id)
 	}
 	return row, err
 }
 
-// ListInterrupts implements runs.Store.
-func (s *Store) ListInterrupts(ctx context.Context, tenantID string, pendingOnly bool) ([]runs.Interrupt, error) {
+// ListInterrupts implements runstore.Store.
+func (s *Store) ListInterrupts(ctx context.Context, tenantID string, pendingOnly bool) ([]runstore.Interrupt, error) {
 	pending := ""
 	if pendingOnly {
 		pending = " AND i.decided_at IS NULL"
@@ -78,62 +78,62 @@ func (s *Store) ListInterrupts(ctx context.Context, tenantID string, pendingOnly
 	if err != nil {
 		return nil, s.errorf("list_interrupts", err)
 	}
-	return decode(rows, runs.InterruptRow.Interrupt)
+	return decode(rows, runstore.InterruptRow.Interrupt)
 }
 
 // decideRow writes a decision on a pending interrupt.
-func decideRow(ctx context.Context, c *sql.Conn, id string, d runs.DecidedColumns) error {
+func decideRow(ctx context.Context, c *sql.Conn, id string, d runstore.DecidedColumns) error {
 	_, err := c.ExecContext(ctx, `UPDATE interrupts SET decision_kind = ?, decision_actor_id = ?, decision_reason = ?,
 		decision_payload_json = ?, decided_at = ? WHERE id = ? AND decision_kind IS NULL`,
 		d.Kind, d.Actor, d.Reason, d.Payload, d.DecidedAt, id)
 	return err
 }
 
-// DecideInterrupt implements runs.Store.
-func (s *Store) DecideInterrupt(ctx context.Context, id string, d runs.Decision, expected int64, now time.Time) (runs.Run, error) {
-	cols, err := runs.PrepareDecision(d, now)
+// DecideInterrupt implements runstore.Store.
+func (s *Store) DecideInterrupt(ctx context.Context, id string, d runstore.Decision, expected int64, now time.Time) (runstore.Run, error) {
+	cols, err := runstore.PrepareDecision(d, now)
 	if err != nil {
-		return runs.Run{}, s.errorf("decide_interrupt", err)
+		return runstore.Run{}, s.errorf("decide_interrupt", err)
 	}
-	var out runs.RunRow
+	var out runstore.RunRow
 	err = s.write(ctx, func(c *sql.Conn) error {
 		in, err := interruptRow(ctx, c, id)
 		if err != nil {
 			return err
 		}
 		if in.DecisionKind != nil {
-			return fmt.Errorf("%w: interrupt %q was already decided", runs.ErrConflict, id)
+			return fmt.Errorf("%w: interrupt %q was already decided", runstore.ErrConflict, id)
 		}
 		cur, err := runAt(ctx, c, in.RunID, expected)
 		if err != nil {
 			return err
 		}
-		if err := runs.AssertTransition(cur.Status, runs.Queued); err != nil {
+		if err := runstore.AssertTransition(cur.Status, runstore.Queued); err != nil {
 			return err
 		}
 		if err := decideRow(ctx, c, id, cols); err != nil {
 			return err
 		}
-		if err := setStatus(ctx, c, cur, runs.Queued, cols.DecidedAt); err != nil {
+		if err := setStatus(ctx, c, cur, runstore.Queued, cols.DecidedAt); err != nil {
 			return err
 		}
-		data := runs.InterruptDecidedData(id, d.Kind, d.ActorID)
-		if err := appendEvent(ctx, c, cur.ID, runs.EventInterruptDecided, data, cols.DecidedAt); err != nil {
+		data := runstore.InterruptDecidedData(id, d.Kind, d.ActorID)
+		if err := appendEvent(ctx, c, cur.ID, runstore.EventInterruptDecided, data, cols.DecidedAt); err != nil {
 			return err
 		}
 		out, err = runRow(ctx, c, cur.ID)
 		return err
 	})
 	if err != nil {
-		return runs.Run{}, s.errorf("decide_interrupt", err)
+		return runstore.Run{}, s.errorf("decide_interrupt", err)
 	}
 	return out.Run()
 }
 
-// ExpireInterrupts implements runs.Store. Each run is re-read per interrupt
-// (see runs.Reference.ExpireInterrupts for why).
+// ExpireInterrupts implements runstore.Store. Each run is re-read per interrupt
+// (see runstore.Reference.ExpireInterrupts for why).
 func (s *Store) ExpireInterrupts(ctx context.Context, now time.Time) ([]string, error) {
-	cols := runs.ExpiredDecision(now)
+	cols := runstore.ExpiredDecision(now)
 	ids := []string{}
 	err := s.write(ctx, func(c *sql.Conn) error {
 		due, err := queryAll(ctx, c, scanInterrupt, `SELECT `+interruptColumns+` FROM interrupts
@@ -149,12 +149,12 @@ func (s *Store) ExpireInterrupts(ctx context.Context, now time.Time) ([]string, 
 			if err != nil {
 				return err
 			}
-			if cur.Status == runs.Waiting {
-				if err := setStatus(ctx, c, cur, runs.TimedOut, cols.DecidedAt); err != nil {
+			if cur.Status == runstore.Waiting {
+				if err := setStatus(ctx, c, cur, runstore.TimedOut, cols.DecidedAt); err != nil {
 					return err
 				}
 			}
-			if err := appendEvent(ctx, c, in.RunID, runs.EventInterruptExpired, runs.InterruptExpiredData(in.ID), cols.DecidedAt); err != nil {
+			if err := appendEvent(ctx, c, in.RunID, runstore.EventInterruptExpired, runstore.InterruptExpiredData(in.ID), cols.DecidedAt); err != nil {
 				return err
 			}
 			ids = append(ids, in.ID)

@@ -8,36 +8,36 @@ import (
 	"strings"
 	"time"
 
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // fenceArgs are the named parameters of a fence statement.
-func fenceArgs(runID string, f runs.Fence, now string) []any {
+func fenceArgs(runID string, f runstore.Fence, now string) []any {
 	return []any{sql.Named("run", runID), sql.Named("worker", f.Worker), sql.Named("token", f.Token), sql.Named("now", now)}
 }
 
-// requireFence returns runs.ErrStaleLease unless query selects a row: the
+// requireFence returns runstore.ErrStaleLease unless query selects a row: the
 // fence holds the run's lease at now.
-func requireFence(ctx context.Context, q querier, query, runID string, f runs.Fence, now string) error {
+func requireFence(ctx context.Context, q querier, query, runID string, f runstore.Fence, now string) error {
 	var one int
 	err := q.QueryRowContext(ctx, query, fenceArgs(runID, f, now)...).Scan(&one)
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%w: run %q, worker %q, token %d", runs.ErrStaleLease, runID, f.Worker, f.Token)
+		return fmt.Errorf("%w: run %q, worker %q, token %d", runstore.ErrStaleLease, runID, f.Worker, f.Token)
 	}
 	return err
 }
 
-// ClaimNext implements runs.Store.
-func (s *Store) ClaimNext(ctx context.Context, worker string, lease time.Duration, now time.Time) (*runs.Claim, error) {
+// ClaimNext implements runstore.Store.
+func (s *Store) ClaimNext(ctx context.Context, worker string, lease time.Duration, now time.Time) (*runstore.Claim, error) {
 	if strings.TrimSpace(worker) == "" || lease <= 0 {
 		return nil, s.errorf("claim_next", fmt.Errorf("%w: worker id must not be empty and the lease longer than zero (got %q, %v)",
-			runs.ErrInvalidArgument, worker, lease))
+			runstore.ErrInvalidArgument, worker, lease))
 	}
-	at := runs.FormatTime(now)
-	var claim *runs.Claim
+	at := runstore.FormatTime(now)
+	var claim *runstore.Claim
 	err := s.write(ctx, func(c *sql.Conn) error {
 		cur, err := scanRun(c.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE status = ?
-			ORDER BY priority DESC, created_at, id LIMIT 1`, string(runs.Queued)))
+			ORDER BY priority DESC, created_at, id LIMIT 1`, string(runstore.Queued)))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -45,17 +45,17 @@ func (s *Store) ClaimNext(ctx context.Context, worker string, lease time.Duratio
 			return err
 		}
 		res, err := c.ExecContext(ctx, `UPDATE runs SET status = ?, updated_at = ?, version = version + 1
-			WHERE id = ? AND version = ? AND status = ?`, string(runs.Running), at, cur.ID, cur.Version, string(runs.Queued))
+			WHERE id = ? AND version = ? AND status = ?`, string(runstore.Running), at, cur.ID, cur.Version, string(runstore.Queued))
 		if err := oneRow(res, err, cur.ID); err != nil {
 			return err
 		}
 		var token int64
-		err = c.QueryRowContext(ctx, s.st.UpsertLease, sql.Named("id", runs.LeaseID(cur.ID)), sql.Named("run", cur.ID),
-			sql.Named("worker", worker), sql.Named("expires", runs.FormatTime(now.Add(lease))), sql.Named("now", at)).Scan(&token)
+		err = c.QueryRowContext(ctx, s.st.UpsertLease, sql.Named("id", runstore.LeaseID(cur.ID)), sql.Named("run", cur.ID),
+			sql.Named("worker", worker), sql.Named("expires", runstore.FormatTime(now.Add(lease))), sql.Named("now", at)).Scan(&token)
 		if err != nil {
 			return fmt.Errorf("grant lease: %w", err)
 		}
-		if err := appendEvent(ctx, c, cur.ID, runs.EventClaimed, runs.ClaimedData(worker, token), at); err != nil {
+		if err := appendEvent(ctx, c, cur.ID, runstore.EventClaimed, runstore.ClaimedData(worker, token), at); err != nil {
 			return err
 		}
 		claim, err = readClaim(ctx, c, cur.ID)
@@ -68,7 +68,7 @@ func (s *Store) ClaimNext(ctx context.Context, worker string, lease time.Duratio
 }
 
 // readClaim reads a run and its lease back.
-func readClaim(ctx context.Context, c *sql.Conn, runID string) (*runs.Claim, error) {
+func readClaim(ctx context.Context, c *sql.Conn, runID string) (*runstore.Claim, error) {
 	row, err := runRow(ctx, c, runID)
 	if err != nil {
 		return nil, err
@@ -85,42 +85,42 @@ func readClaim(ctx context.Context, c *sql.Conn, runID string) (*runs.Claim, err
 	if err != nil {
 		return nil, err
 	}
-	return &runs.Claim{Run: run, Lease: granted}, nil
+	return &runstore.Claim{Run: run, Lease: granted}, nil
 }
 
-// RenewLease implements runs.Store: one guarded UPDATE.
-func (s *Store) RenewLease(ctx context.Context, runID string, f runs.Fence, lease time.Duration, now time.Time) (runs.Lease, error) {
+// RenewLease implements runstore.Store: one guarded UPDATE.
+func (s *Store) RenewLease(ctx context.Context, runID string, f runstore.Fence, lease time.Duration, now time.Time) (runstore.Lease, error) {
 	if lease <= 0 {
-		return runs.Lease{}, s.errorf("renew_lease", fmt.Errorf("%w: lease must be longer than zero, got %v", runs.ErrInvalidArgument, lease))
+		return runstore.Lease{}, s.errorf("renew_lease", fmt.Errorf("%w: lease must be longer than zero, got %v", runstore.ErrInvalidArgument, lease))
 	}
-	var out runs.LeaseRow
+	var out runstore.LeaseRow
 	err := s.write(ctx, func(c *sql.Conn) error {
-		args := append(fenceArgs(runID, f, runs.FormatTime(now)), sql.Named("expires", runs.FormatTime(now.Add(lease))))
+		args := append(fenceArgs(runID, f, runstore.FormatTime(now)), sql.Named("expires", runstore.FormatTime(now.Add(lease))))
 		var err error
 		out, err = scanLease(c.QueryRowContext(ctx, s.st.RenewLease, args...))
 		if errors.Is(err, sql.ErrNoRows) {
-			return fmt.Errorf("%w: run %q, worker %q, token %d", runs.ErrStaleLease, runID, f.Worker, f.Token)
+			return fmt.Errorf("%w: run %q, worker %q, token %d", runstore.ErrStaleLease, runID, f.Worker, f.Token)
 		}
 		return err
 	})
 	if err != nil {
-		return runs.Lease{}, s.errorf("renew_lease", err)
+		return runstore.Lease{}, s.errorf("renew_lease", err)
 	}
 	return out.Lease()
 }
 
-// AssertFencingToken implements runs.Store; it reads only.
-func (s *Store) AssertFencingToken(ctx context.Context, runID string, f runs.Fence, now time.Time) error {
-	return s.errorf("assert_fencing_token", requireFence(ctx, s.db, s.st.FenceAssert, runID, f, runs.FormatTime(now)))
+// AssertFencingToken implements runstore.Store; it reads only.
+func (s *Store) AssertFencingToken(ctx context.Context, runID string, f runstore.Fence, now time.Time) error {
+	return s.errorf("assert_fencing_token", requireFence(ctx, s.db, s.st.FenceAssert, runID, f, runstore.FormatTime(now)))
 }
 
-// CommitCheckpoint implements runs.Store.
-func (s *Store) CommitCheckpoint(ctx context.Context, cp runs.Checkpoint, f runs.Fence, expected int64) (runs.Run, error) {
-	row, err := runs.PrepareCheckpoint(cp)
+// CommitCheckpoint implements runstore.Store.
+func (s *Store) CommitCheckpoint(ctx context.Context, cp runstore.Checkpoint, f runstore.Fence, expected int64) (runstore.Run, error) {
+	row, err := runstore.PrepareCheckpoint(cp)
 	if err != nil {
-		return runs.Run{}, s.errorf("commit_checkpoint", err)
+		return runstore.Run{}, s.errorf("commit_checkpoint", err)
 	}
-	var out runs.RunRow
+	var out runstore.RunRow
 	err = s.write(ctx, func(c *sql.Conn) error {
 		if err := requireFence(ctx, c, s.st.FenceCommit, cp.RunID, f, row.CreatedAt); err != nil {
 			return err
@@ -129,8 +129,8 @@ func (s *Store) CommitCheckpoint(ctx context.Context, cp runs.Checkpoint, f runs
 		if err != nil {
 			return err
 		}
-		if cur.Status != runs.Running {
-			return fmt.Errorf("%w: checkpoint requires a running run, run %q is %s", runs.ErrConflict, cur.ID, cur.Status)
+		if cur.Status != runstore.Running {
+			return fmt.Errorf("%w: checkpoint requires a running run, run %q is %s", runstore.ErrConflict, cur.ID, cur.Status)
 		}
 		if err := insertCheckpoint(ctx, c, row); err != nil {
 			return err
@@ -144,22 +144,22 @@ func (s *Store) CommitCheckpoint(ctx context.Context, cp runs.Checkpoint, f runs
 		return err
 	})
 	if err != nil {
-		return runs.Run{}, s.errorf("commit_checkpoint", err)
+		return runstore.Run{}, s.errorf("commit_checkpoint", err)
 	}
 	return out.Run()
 }
 
-// FinishClaim implements runs.Store.
-func (s *Store) FinishClaim(ctx context.Context, req runs.Finish) (runs.Run, error) {
+// FinishClaim implements runstore.Store.
+func (s *Store) FinishClaim(ctx context.Context, req runstore.Finish) (runstore.Run, error) {
 	if !req.Target.Known() {
-		return runs.Run{}, s.errorf("finish_claim", fmt.Errorf("%w: unknown status %q", runs.ErrInvalidArgument, req.Target))
+		return runstore.Run{}, s.errorf("finish_claim", fmt.Errorf("%w: unknown status %q", runstore.ErrInvalidArgument, req.Target))
 	}
-	data, err := runs.FinishData(req)
+	data, err := runstore.FinishData(req)
 	if err != nil {
-		return runs.Run{}, s.errorf("finish_claim", err)
+		return runstore.Run{}, s.errorf("finish_claim", err)
 	}
-	at := runs.FormatTime(req.Now)
-	var out runs.RunRow
+	at := runstore.FormatTime(req.Now)
+	var out runstore.RunRow
 	err = s.write(ctx, func(c *sql.Conn) error {
 		if err := requireFence(ctx, c, s.st.FenceFinish, req.RunID, req.Fence, at); err != nil {
 			return err
@@ -168,7 +168,7 @@ func (s *Store) FinishClaim(ctx context.Context, req runs.Finish) (runs.Run, err
 		if err != nil {
 			return err
 		}
-		if err := runs.AssertTransition(cur.Status, req.Target); err != nil {
+		if err := runstore.AssertTransition(cur.Status, req.Target); err != nil {
 			return err
 		}
 		if err := setStatus(ctx, c, cur, req.Target, at); err != nil {
@@ -177,36 +177,36 @@ func (s *Store) FinishClaim(ctx context.Context, req runs.Finish) (runs.Run, err
 		if _, err := c.ExecContext(ctx, `UPDATE run_leases SET active = 0, updated_at = ? WHERE run_id = ?`, at, cur.ID); err != nil {
 			return err
 		}
-		if err := appendEvent(ctx, c, cur.ID, runs.FinishEventType(req), data, at); err != nil {
+		if err := appendEvent(ctx, c, cur.ID, runstore.FinishEventType(req), data, at); err != nil {
 			return err
 		}
 		out, err = runRow(ctx, c, cur.ID)
 		return err
 	})
 	if err != nil {
-		return runs.Run{}, s.errorf("finish_claim", err)
+		return runstore.Run{}, s.errorf("finish_claim", err)
 	}
 	return out.Run()
 }
 
 // expiredLease is one row of the requeue sweep.
 type expiredLease struct {
-	run    runs.RunRow
+	run    runstore.RunRow
 	token  int64
-	status runs.Status
+	status runstore.Status
 }
 
-// RequeueExpiredLeases implements runs.Store: the whole sweep is one
+// RequeueExpiredLeases implements runstore.Store: the whole sweep is one
 // transaction.
 func (s *Store) RequeueExpiredLeases(ctx context.Context, now time.Time) ([]string, error) {
-	at := runs.FormatTime(now)
+	at := runstore.FormatTime(now)
 	requeued := []string{}
 	err := s.write(ctx, func(c *sql.Conn) error {
 		due, err := queryAll(ctx, c, func(sc scanner) (expiredLease, error) {
 			var e expiredLease
 			var status string
 			err := sc.Scan(&e.run.ID, &e.token, &status, &e.run.Version)
-			e.status = runs.Status(status)
+			e.status = runstore.Status(status)
 			return e, err
 		}, `SELECT l.run_id, l.fencing_token, r.status, r.version FROM run_leases l JOIN runs r ON r.id = l.run_id
 			WHERE l.active = 1 AND l.expires_at <= ? ORDER BY l.expires_at, l.run_id`, at)
@@ -214,20 +214,20 @@ func (s *Store) RequeueExpiredLeases(ctx context.Context, now time.Time) ([]stri
 			return err
 		}
 		for _, e := range due {
-			if e.status != runs.Running {
+			if e.status != runstore.Running {
 				// As the seed: deactivated, updated_at untouched.
 				if _, err := c.ExecContext(ctx, `UPDATE run_leases SET active = 0 WHERE run_id = ?`, e.run.ID); err != nil {
 					return err
 				}
 				continue
 			}
-			if err := setStatus(ctx, c, e.run, runs.Queued, at); err != nil {
+			if err := setStatus(ctx, c, e.run, runstore.Queued, at); err != nil {
 				return err
 			}
 			if _, err := c.ExecContext(ctx, `UPDATE run_leases SET active = 0, updated_at = ? WHERE run_id = ?`, at, e.run.ID); err != nil {
 				return err
 			}
-			if err := appendEvent(ctx, c, e.run.ID, runs.EventLeaseExpired, runs.LeaseExpiredData(e.token), at); err != nil {
+			if err := appendEvent(ctx, c, e.run.ID, runstore.EventLeaseExpired, runstore.LeaseExpiredData(e.token), at); err != nil {
 				return err
 			}
 			requeued = append(requeued, e.run.ID)

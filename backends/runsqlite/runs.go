@@ -7,24 +7,24 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
-// CreateRun implements runs.Store: the idempotency lookup and the insert in
+// CreateRun implements runstore.Store: the idempotency lookup and the insert in
 // one transaction, so two concurrent creates with one key give one run.
-func (s *Store) CreateRun(ctx context.Context, req runs.NewRun) (runs.Run, error) {
-	row, err := runs.PrepareRun(req)
+func (s *Store) CreateRun(ctx context.Context, req runstore.NewRun) (runstore.Run, error) {
+	row, err := runstore.PrepareRun(req)
 	if err != nil {
-		return runs.Run{}, s.errorf("create_run", err)
+		return runstore.Run{}, s.errorf("create_run", err)
 	}
-	var out runs.RunRow
+	var out runstore.RunRow
 	err = s.write(ctx, func(c *sql.Conn) error {
 		if row.IdempotencyKey != nil {
 			old, err := scanRun(c.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE tenant_id = ? AND idempotency_key = ?`,
 				row.TenantID, *row.IdempotencyKey))
 			switch {
 			case err == nil && old.Fingerprint != row.Fingerprint:
-				return fmt.Errorf("%w: idempotency key %q was already used for a different request", runs.ErrConflict, *row.IdempotencyKey)
+				return fmt.Errorf("%w: idempotency key %q was already used for a different request", runstore.ErrConflict, *row.IdempotencyKey)
 			case err == nil:
 				out = old
 				return nil
@@ -41,27 +41,27 @@ func (s *Store) CreateRun(ctx context.Context, req runs.NewRun) (runs.Run, error
 			return asConflict(err, fmt.Sprintf("run %q already exists or session %q has an active run", row.ID, row.SessionID))
 		}
 		out = row
-		return appendEvent(ctx, c, row.ID, runs.EventCreated, runs.CreatedData(), row.CreatedAt)
+		return appendEvent(ctx, c, row.ID, runstore.EventCreated, runstore.CreatedData(), row.CreatedAt)
 	})
 	if err != nil {
-		return runs.Run{}, s.errorf("create_run", err)
+		return runstore.Run{}, s.errorf("create_run", err)
 	}
 	return out.Run()
 }
 
-// GetRun implements runs.Store.
-func (s *Store) GetRun(ctx context.Context, id string) (runs.Run, error) {
+// GetRun implements runstore.Store.
+func (s *Store) GetRun(ctx context.Context, id string) (runstore.Run, error) {
 	row, err := runRow(ctx, s.db, id)
 	if err != nil {
-		return runs.Run{}, s.errorf("get_run", err)
+		return runstore.Run{}, s.errorf("get_run", err)
 	}
 	return row.Run()
 }
 
-// ListRuns implements runs.Store.
-func (s *Store) ListRuns(ctx context.Context, f runs.ListFilter) ([]runs.Run, error) {
+// ListRuns implements runstore.Store.
+func (s *Store) ListRuns(ctx context.Context, f runstore.ListFilter) ([]runstore.Run, error) {
 	if f.Limit < 0 {
-		return nil, s.errorf("list_runs", fmt.Errorf("%w: limit must not be negative, got %d", runs.ErrInvalidArgument, f.Limit))
+		return nil, s.errorf("list_runs", fmt.Errorf("%w: limit must not be negative, got %d", runstore.ErrInvalidArgument, f.Limit))
 	}
 	where := []string{"tenant_id = ?"}
 	args := []any{f.TenantID}
@@ -69,7 +69,7 @@ func (s *Store) ListRuns(ctx context.Context, f runs.ListFilter) ([]runs.Run, er
 		var created, id string
 		err := s.db.QueryRowContext(ctx, `SELECT created_at, id FROM runs WHERE id = ? AND tenant_id = ?`, f.After, f.TenantID).Scan(&created, &id)
 		if errors.Is(err, sql.ErrNoRows) {
-			return nil, s.errorf("list_runs", fmt.Errorf("%w: cursor run %q in tenant %q", runs.ErrNotFound, f.After, f.TenantID))
+			return nil, s.errorf("list_runs", fmt.Errorf("%w: cursor run %q in tenant %q", runstore.ErrNotFound, f.After, f.TenantID))
 		}
 		if err != nil {
 			return nil, s.errorf("list_runs", err)
@@ -97,29 +97,29 @@ func (s *Store) ListRuns(ctx context.Context, f runs.ListFilter) ([]runs.Run, er
 	if err != nil {
 		return nil, s.errorf("list_runs", err)
 	}
-	return decode(rows, runs.RunRow.Run)
+	return decode(rows, runstore.RunRow.Run)
 }
 
-// TransitionRun implements runs.Store.
-func (s *Store) TransitionRun(ctx context.Context, req runs.Transition) (runs.Run, error) {
+// TransitionRun implements runstore.Store.
+func (s *Store) TransitionRun(ctx context.Context, req runstore.Transition) (runstore.Run, error) {
 	if !req.Target.Known() {
-		return runs.Run{}, s.errorf("transition_run", fmt.Errorf("%w: unknown status %q", runs.ErrInvalidArgument, req.Target))
+		return runstore.Run{}, s.errorf("transition_run", fmt.Errorf("%w: unknown status %q", runstore.ErrInvalidArgument, req.Target))
 	}
 	var state string
 	if req.State != nil {
 		var err error
-		if state, err = runs.Object(req.State, "state"); err != nil {
-			return runs.Run{}, s.errorf("transition_run", err)
+		if state, err = runstore.Object(req.State, "state"); err != nil {
+			return runstore.Run{}, s.errorf("transition_run", err)
 		}
 	}
-	now := runs.FormatTime(req.Now)
-	var out runs.RunRow
+	now := runstore.FormatTime(req.Now)
+	var out runstore.RunRow
 	err := s.write(ctx, func(c *sql.Conn) error {
 		cur, err := runAt(ctx, c, req.RunID, req.ExpectedVersion)
 		if err != nil {
 			return err
 		}
-		if err := runs.AssertTransition(cur.Status, req.Target); err != nil {
+		if err := runstore.AssertTransition(cur.Status, req.Target); err != nil {
 			return err
 		}
 		next := cur
@@ -127,7 +127,7 @@ func (s *Store) TransitionRun(ctx context.Context, req runs.Transition) (runs.Ru
 			next.State = state
 		}
 		if req.NextNodes != nil {
-			next.NextNodes = runs.StringList(req.NextNodes)
+			next.NextNodes = runstore.StringList(req.NextNodes)
 		}
 		res, err := c.ExecContext(ctx, `UPDATE runs SET status = ?, state_json = ?, next_nodes_json = ?, updated_at = ?,
 			version = version + 1 WHERE id = ? AND version = ?`,
@@ -135,21 +135,21 @@ func (s *Store) TransitionRun(ctx context.Context, req runs.Transition) (runs.Ru
 		if err := oneRow(res, err, cur.ID); err != nil {
 			return err
 		}
-		if err := appendEvent(ctx, c, cur.ID, runs.EventStateChanged, runs.StateChangedData(cur.Status, req.Target), now); err != nil {
+		if err := appendEvent(ctx, c, cur.ID, runstore.EventStateChanged, runstore.StateChangedData(cur.Status, req.Target), now); err != nil {
 			return err
 		}
 		out, err = runRow(ctx, c, cur.ID)
 		return err
 	})
 	if err != nil {
-		return runs.Run{}, s.errorf("transition_run", err)
+		return runstore.Run{}, s.errorf("transition_run", err)
 	}
 	return out.Run()
 }
 
 // setStatus moves a run read at cur.Version to status at now, the seed's
 // _update_status.
-func setStatus(ctx context.Context, c *sql.Conn, cur runs.RunRow, status runs.Status, now string) error {
+func setStatus(ctx context.Context, c *sql.Conn, cur runstore.RunRow, status runstore.Status, now string) error {
 	res, err := c.ExecContext(ctx, `UPDATE runs SET status = ?, updated_at = ?, version = version + 1 WHERE id = ? AND version = ?`,
 		string(status), now, cur.ID, cur.Version)
 	return oneRow(res, err, cur.ID)
@@ -167,7 +167,7 @@ func oneRow(res sql.Result, err error, id string) error {
 		return err
 	}
 	if n != 1 {
-		return fmt.Errorf("%w: run %q version conflict", runs.ErrConflict, id)
+		return fmt.Errorf("%w: run %q version conflict", runstore.ErrConflict, id)
 	}
 	return nil
 }

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // The columns of each table in the order of its runs.*Row fields.
@@ -29,31 +29,31 @@ type querier interface {
 // scanner is *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
-func scanRun(sc scanner) (runs.RunRow, error) {
-	var r runs.RunRow
+func scanRun(sc scanner) (runstore.RunRow, error) {
+	var r runstore.RunRow
 	var status string
 	var key sql.NullString
 	err := sc.Scan(&r.ID, &r.PlanID, &r.RevisionID, &r.SessionID, &r.TenantID, &status, &r.State, &r.NextNodes,
 		&key, &r.Context, &r.Priority, &r.Fingerprint, &r.CreatedAt, &r.UpdatedAt, &r.Version)
-	r.Status, r.IdempotencyKey = runs.Status(status), nullString(key)
+	r.Status, r.IdempotencyKey = runstore.Status(status), nullString(key)
 	return r, err
 }
 
-func scanEvent(sc scanner) (runs.EventRow, error) {
-	var e runs.EventRow
+func scanEvent(sc scanner) (runstore.EventRow, error) {
+	var e runstore.EventRow
 	err := sc.Scan(&e.RunID, &e.Sequence, &e.Type, &e.Data, &e.CreatedAt)
 	return e, err
 }
 
-func scanCheckpoint(sc scanner) (runs.CheckpointRow, error) {
-	var c runs.CheckpointRow
+func scanCheckpoint(sc scanner) (runstore.CheckpointRow, error) {
+	var c runstore.CheckpointRow
 	err := sc.Scan(&c.ID, &c.RunID, &c.Sequence, &c.PlanHash, &c.State, &c.NextNodes, &c.PendingInterrupts,
 		&c.EffectWatermark, &c.CreatedAt)
 	return c, err
 }
 
-func scanInterrupt(sc scanner) (runs.InterruptRow, error) {
-	var in runs.InterruptRow
+func scanInterrupt(sc scanner) (runstore.InterruptRow, error) {
+	var in runstore.InterruptRow
 	var exp, kind, actor, reason, payload, decided sql.NullString
 	err := sc.Scan(&in.ID, &in.RunID, &in.Kind, &in.Request, &in.CreatedAt, &exp, &kind, &actor, &reason, &payload, &decided)
 	in.ExpiresAt, in.DecisionKind, in.DecisionActor = nullString(exp), nullString(kind), nullString(actor)
@@ -61,8 +61,8 @@ func scanInterrupt(sc scanner) (runs.InterruptRow, error) {
 	return in, err
 }
 
-func scanLease(sc scanner) (runs.LeaseRow, error) {
-	var l runs.LeaseRow
+func scanLease(sc scanner) (runstore.LeaseRow, error) {
+	var l runstore.LeaseRow
 	var active int64
 	err := sc.Scan(&l.ID, &l.RunID, &l.Holder, &l.ExpiresAt, &l.Token, &active, &l.CreatedAt, &l.UpdatedAt)
 	l.Active = active != 0
@@ -94,24 +94,24 @@ func queryAll[R any](ctx context.Context, q querier, scan func(scanner) (R, erro
 	return out, rows.Err()
 }
 
-// runRow reads one run, or runs.ErrNotFound.
-func runRow(ctx context.Context, q querier, id string) (runs.RunRow, error) {
+// runRow reads one run, or runstore.ErrNotFound.
+func runRow(ctx context.Context, q querier, id string) (runstore.RunRow, error) {
 	r, err := scanRun(q.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return runs.RunRow{}, fmt.Errorf("%w: run %q", runs.ErrNotFound, id)
+		return runstore.RunRow{}, fmt.Errorf("%w: run %q", runstore.ErrNotFound, id)
 	}
 	return r, err
 }
 
 // runAt reads one run and checks its version, as the seed's
 // _required_run_row followed by its version test.
-func runAt(ctx context.Context, q querier, id string, expected int64) (runs.RunRow, error) {
+func runAt(ctx context.Context, q querier, id string, expected int64) (runstore.RunRow, error) {
 	r, err := runRow(ctx, q, id)
 	if err != nil {
 		return r, err
 	}
 	if r.Version != expected {
-		return r, fmt.Errorf("%w: run %q version conflict: expected %d, found %d", runs.ErrConflict, id, expected, r.Version)
+		return r, fmt.Errorf("%w: run %q version conflict: expected %d, found %d", runstore.ErrConflict, id, expected, r.Version)
 	}
 	return r, nil
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 func open(t *testing.T) (*Store, string) {
@@ -43,7 +43,7 @@ func TestConcurrentClaimsGetDistinctRuns(t *testing.T) {
 	ctx := context.Background()
 	const n = 12
 	for i := range n {
-		if _, err := s.CreateRun(ctx, runs.NewRun{ID: fmt.Sprintf("r%02d", i), TenantID: "t", SessionID: fmt.Sprintf("s%02d", i)}); err != nil {
+		if _, err := s.CreateRun(ctx, runstore.NewRun{ID: fmt.Sprintf("r%02d", i), TenantID: "t", SessionID: fmt.Sprintf("s%02d", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -80,7 +80,7 @@ func TestConcurrentClaimsGetDistinctRuns(t *testing.T) {
 func TestReopenKeepsEverything(t *testing.T) {
 	s, path := open(t)
 	ctx := context.Background()
-	if _, err := s.CreateRun(ctx, runs.NewRun{ID: "r", TenantID: "t", SessionID: "s"}); err != nil {
+	if _, err := s.CreateRun(ctx, runstore.NewRun{ID: "r", TenantID: "t", SessionID: "s"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.ClaimNext(ctx, "w", time.Minute, time.Unix(100, 0)); err != nil {
@@ -100,7 +100,7 @@ func TestReopenKeepsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := runs.Diff(before, after, 0); len(diff) > 0 || len(after.Leases) != 1 {
+	if diff := runstore.Diff(before, after, 0); len(diff) > 0 || len(after.Leases) != 1 {
 		t.Fatalf("after reopening: %v", diff)
 	}
 }

@@ -3,7 +3,7 @@ package runsqlite
 // Statements is the SQL a variant of the store may change: the schema and
 // the lease statements that carry the contract's guarantees. Their named
 // parameters are :id, :run, :worker, :token, :expires and :now (a time in
-// runs.TimeLayout). A correct store runs SQLite().
+// runstore.TimeLayout). A correct store runs SQLite().
 type Statements struct {
 	// Schema creates the tables and indexes if they are missing.
 	Schema []string
@@ -20,7 +20,7 @@ type Statements struct {
 	FenceCommit, FenceFinish, FenceAssert string
 }
 
-// leaseColumns are the run_leases columns in runs.LeaseRow order.
+// leaseColumns are the run_leases columns in runstore.LeaseRow order.
 const leaseColumns = `id, run_id, holder_worker_id, expires_at, fencing_token, active, created_at, updated_at`
 
 // fenceHolds is the condition of a lease the fence holds at :now.
@@ -57,7 +57,7 @@ const oneActivePerSession = `CREATE UNIQUE INDEX IF NOT EXISTS runs_one_active_p
 
 // schema is the seed's tables that the run-store contract needs, without the
 // one-active-per-session index (see SQLite). Times are TEXT in
-// runs.TimeLayout, JSON columns canonical text.
+// runstore.TimeLayout, JSON columns canonical text.
 var schema = []string{
 	`CREATE TABLE IF NOT EXISTS schema_migrations (
 		version INTEGER PRIMARY KEY,

@@ -13,7 +13,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/storecheck/storecheck/backends/internal/dbfile"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // Name is the backend's name, used as the prefix of its errors.
@@ -48,7 +48,7 @@ func WithStatements(name string, change func(*Statements)) Option {
 	}
 }
 
-// Store is a runs.Store over one SQLite database.
+// Store is a runstore.Store over one SQLite database.
 type Store struct {
 	db   *sql.DB
 	st   Statements
@@ -56,9 +56,9 @@ type Store struct {
 }
 
 var (
-	_ runs.Store    = (*Store)(nil)
-	_ runs.Dumper   = (*Store)(nil)
-	_ runs.Resetter = (*Store)(nil)
+	_ runstore.Store    = (*Store)(nil)
+	_ runstore.Dumper   = (*Store)(nil)
+	_ runstore.Resetter = (*Store)(nil)
 )
 
 // Open opens (creating if needed) the database at path, or a private one for
@@ -118,7 +118,7 @@ func (s *Store) migrate(ctx context.Context) error {
 		// The migration's own timestamp is bookkeeping, not contract data:
 		// no Dump shows it, so it may come from the wall clock.
 		_, err := c.ExecContext(ctx, `INSERT OR IGNORE INTO schema_migrations(version, applied_at) VALUES (1, ?)`,
-			runs.FormatTime(time.Now()))
+			runstore.FormatTime(time.Now()))
 		return err
 	})
 }
@@ -152,8 +152,8 @@ func (s *Store) Reset(ctx context.Context) error {
 
 // write runs fn in one BEGIN IMMEDIATE transaction on one pooled connection
 // and commits it. When fn fails the transaction is rolled back; a contract
-// error (runs.Kind names it) comes back as it is, anything else marked
-// runs.ErrNotApplied, since COMMIT was never sent. A failed COMMIT is marked
+// error (runstore.Kind names it) comes back as it is, anything else marked
+// runstore.ErrNotApplied, since COMMIT was never sent. A failed COMMIT is marked
 // so only if the ROLLBACK after it succeeds; otherwise its outcome is
 // unknown. COMMIT and ROLLBACK run even when ctx is already cancelled, and a
 // transaction never goes back to the pool open.
@@ -169,7 +169,7 @@ func (s *Store) write(ctx context.Context, fn func(c *sql.Conn) error) error {
 	}
 	if err := fn(c); err != nil {
 		rollback(ctx, c)
-		if k := runs.Kind(err); k != "other" {
+		if k := runstore.Kind(err); k != "other" {
 			return err
 		}
 		return notApplied(err)
@@ -195,10 +195,10 @@ func rollback(ctx context.Context, c *sql.Conn) bool {
 }
 
 func notApplied(err error) error {
-	if errors.Is(err, runs.ErrNotApplied) {
+	if errors.Is(err, runstore.ErrNotApplied) {
 		return err
 	}
-	return fmt.Errorf("%w: %w", runs.ErrNotApplied, err)
+	return fmt.Errorf("%w: %w", runstore.ErrNotApplied, err)
 }
 
 // errorf prefixes an error with the store's name.
@@ -210,11 +210,11 @@ func (s *Store) errorf(op string, err error) error {
 }
 
 // asConflict turns a constraint violation (a taken id, a second active run
-// in a session) into runs.ErrConflict naming what, and leaves other errors.
+// in a session) into runstore.ErrConflict naming what, and leaves other errors.
 func asConflict(err error, what string) error {
 	var se *sqlite.Error
 	if errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_CONSTRAINT {
-		return fmt.Errorf("%w: %s: %v", runs.ErrConflict, what, err)
+		return fmt.Errorf("%w: %s: %v", runstore.ErrConflict, what, err)
 	}
 	return err
 }

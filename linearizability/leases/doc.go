@@ -7,7 +7,7 @@
 // The register of one run holds its status, version, lease holder, fencing
 // token, expiry, whether the lease is active, and how many checkpoints it
 // has. Its sequential specification is the run-store contract's
-// (model/runs): a claim takes a queued run and the token after the last; a
+// (model/runstore): a claim takes a queued run and the token after the last; a
 // fenced operation succeeds only for the current holder, token and an expiry
 // after its own `now`; a requeue takes back only an expired lease of a
 // running run. Because `now` is an input of every operation, the Step is a

@@ -6,13 +6,13 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // state is one run's lease/claim register. It is comparable, so states are
 // equal iff ==.
 type state struct {
-	status  runs.Status
+	status  runstore.Status
 	version int64
 	token   int64
 	holder  string
@@ -24,7 +24,7 @@ type state struct {
 // initial is a run as create_run leaves it: queued at version 1, never
 // claimed. Every run of a checked history must start so, and be touched
 // only by recorded operations.
-func initial() state { return state{status: runs.Queued, version: 1} }
+func initial() state { return state{status: runstore.Queued, version: 1} }
 
 // holds reports whether op's fence holds the lease in s at op.Now.
 func (s state) holds(op *Op) bool {
@@ -41,11 +41,11 @@ func (s state) want(op *Op) Outcome {
 	}
 	switch op.Kind {
 	case Commit:
-		if s.status != runs.Running || op.Seq != s.ckpts+1 {
+		if s.status != runstore.Running || op.Seq != s.ckpts+1 {
 			return Conflict
 		}
 	case Finish:
-		if !runs.CanTransition(s.status, runs.Status(op.Target)) {
+		if !runstore.CanTransition(s.status, runstore.Status(op.Target)) {
 			return Invalid
 		}
 	}
@@ -58,16 +58,16 @@ func (s state) want(op *Op) Outcome {
 func step(s state, op *Op) (bool, state) {
 	switch op.Kind {
 	case Claim:
-		if s.status != runs.Queued || op.Token != s.token+1 || op.Version != s.version+1 || op.Expires != op.Now+op.Lease {
+		if s.status != runstore.Queued || op.Token != s.token+1 || op.Version != s.version+1 || op.Expires != op.Now+op.Lease {
 			return false, s
 		}
-		s.status, s.version, s.token, s.holder, s.expires, s.active = runs.Running, op.Version, op.Token, op.Worker, op.Expires, true
+		s.status, s.version, s.token, s.holder, s.expires, s.active = runstore.Running, op.Version, op.Token, op.Worker, op.Expires, true
 		return true, s
 	case Requeue:
-		if !s.active || s.expires > op.Now || s.status != runs.Running {
+		if !s.active || s.expires > op.Now || s.status != runstore.Running {
 			return false, s
 		}
-		s.status, s.version, s.active = runs.Queued, s.version+1, false
+		s.status, s.version, s.active = runstore.Queued, s.version+1, false
 		return true, s
 	case Renew:
 		ok := s.holds(op)
@@ -99,7 +99,7 @@ func step(s state, op *Op) (bool, state) {
 		if op.Kind == Commit {
 			s.ckpts++
 		} else {
-			s.status, s.active = runs.Status(op.Target), false
+			s.status, s.active = runstore.Status(op.Target), false
 		}
 		return true, s
 	}

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // Recorder wraps a run store and records every call made through its
@@ -15,7 +15,7 @@ import (
 // one lock, so that they are strictly increasing in the order the recorder
 // saw them.
 type Recorder struct {
-	store runs.Store
+	store runstore.Store
 	clock func() int64
 
 	mu     sync.Mutex
@@ -26,7 +26,7 @@ type Recorder struct {
 
 // NewRecorder returns a recorder over store whose timestamps are
 // nanoseconds since it was made, on Go's monotonic clock.
-func NewRecorder(store runs.Store) *Recorder {
+func NewRecorder(store runstore.Store) *Recorder {
 	base := time.Now()
 	return &Recorder{store: store, clock: func() int64 { return time.Since(base).Nanoseconds() }}
 }
@@ -39,7 +39,7 @@ func NewRecorder(store runs.Store) *Recorder {
 // every process of a machine, and a step of it during a run (NTP) could at
 // worst make the checker see operations as concurrent that were not, or the
 // reverse. The lease-stall scenario runs for seconds.
-func NewWallRecorder(store runs.Store, firstID int) *Recorder {
+func NewWallRecorder(store runstore.Store, firstID int) *Recorder {
 	return &Recorder{store: store, clock: func() int64 { return time.Now().UnixNano() }, nextID: firstID}
 }
 
@@ -123,7 +123,7 @@ func (c *Client) end(op Op, err error) {
 
 // classify maps an error to an outcome; ok is the outcome of no error.
 func classify(err error, ok Outcome) Outcome {
-	switch runs.Kind(err) {
+	switch runstore.Kind(err) {
 	case "":
 		if ok == "" {
 			return OK
@@ -138,14 +138,14 @@ func classify(err error, ok Outcome) Outcome {
 	case "invalid_transition", "invalid_argument":
 		return Invalid
 	}
-	if errors.Is(err, runs.ErrNotApplied) {
+	if errors.Is(err, runstore.ErrNotApplied) {
 		return Failed
 	}
 	return Indeterminate
 }
 
 // Claim calls claim_next and records it.
-func (c *Client) Claim(ctx context.Context, worker string, lease time.Duration, now time.Time) (*runs.Claim, error) {
+func (c *Client) Claim(ctx context.Context, worker string, lease time.Duration, now time.Time) (*runstore.Claim, error) {
 	op := Op{Kind: Claim, Worker: worker, Lease: int64(lease), Now: now.UnixNano(), Call: c.begin()}
 	cl, err := c.r.store.ClaimNext(ctx, worker, lease, now)
 	if err == nil && cl == nil {
@@ -159,7 +159,7 @@ func (c *Client) Claim(ctx context.Context, worker string, lease time.Duration, 
 }
 
 // Renew calls renew_lease and records it.
-func (c *Client) Renew(ctx context.Context, runID string, f runs.Fence, lease time.Duration, now time.Time) (runs.Lease, error) {
+func (c *Client) Renew(ctx context.Context, runID string, f runstore.Fence, lease time.Duration, now time.Time) (runstore.Lease, error) {
 	op := Op{Kind: Renew, Worker: f.Worker, Run: runID, Token: f.Token, Lease: int64(lease), Now: now.UnixNano(), Call: c.begin()}
 	l, err := c.r.store.RenewLease(ctx, runID, f, lease, now)
 	if err == nil {
@@ -170,7 +170,7 @@ func (c *Client) Renew(ctx context.Context, runID string, f runs.Fence, lease ti
 }
 
 // Commit calls commit_checkpoint and records it.
-func (c *Client) Commit(ctx context.Context, cp runs.Checkpoint, f runs.Fence, expected int64) (runs.Run, error) {
+func (c *Client) Commit(ctx context.Context, cp runstore.Checkpoint, f runstore.Fence, expected int64) (runstore.Run, error) {
 	op := Op{Kind: Commit, Worker: f.Worker, Run: cp.RunID, Token: f.Token, Now: cp.CreatedAt.UnixNano(),
 		Expected: expected, Seq: cp.Sequence, Call: c.begin()}
 	run, err := c.r.store.CommitCheckpoint(ctx, cp, f, expected)
@@ -182,7 +182,7 @@ func (c *Client) Commit(ctx context.Context, cp runs.Checkpoint, f runs.Fence, e
 }
 
 // Finish calls finish_claim and records it.
-func (c *Client) Finish(ctx context.Context, req runs.Finish) (runs.Run, error) {
+func (c *Client) Finish(ctx context.Context, req runstore.Finish) (runstore.Run, error) {
 	op := Op{Kind: Finish, Worker: req.Fence.Worker, Run: req.RunID, Token: req.Fence.Token, Now: req.Now.UnixNano(),
 		Expected: req.ExpectedVersion, Target: string(req.Target), Call: c.begin()}
 	run, err := c.r.store.FinishClaim(ctx, req)

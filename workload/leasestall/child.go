@@ -10,14 +10,14 @@ import (
 	workerproc "github.com/storecheck/storecheck/worker"
 
 	"github.com/storecheck/storecheck/linearizability/leases"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // RoleName is the worker role of a lease-stall worker process.
 const RoleName = "lease-stall"
 
 // OpenFunc opens the run store a URL names.
-type OpenFunc func(ctx context.Context, url string) (runs.Store, error)
+type OpenFunc func(ctx context.Context, url string) (runstore.Store, error)
 
 // Role is the lease-stall worker process (package worker): it opens the
 // store with open, says it is ready, and works until the parent closes its

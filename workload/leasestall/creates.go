@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/linearizability/leases"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // The guarantees the create phase checks.
@@ -30,7 +30,7 @@ type createOutcome struct {
 // request of their own under their own key. In each session exactly one run
 // may come to exist: every create that succeeds returns it, every other is
 // a conflict. It returns the runs created and the violations seen.
-func raceCreates(ctx context.Context, store runs.Store, sessions, clients int, now time.Time) ([]string, []leases.Violation, error) {
+func raceCreates(ctx context.Context, store runstore.Store, sessions, clients int, now time.Time) ([]string, []leases.Violation, error) {
 	var created []string
 	var found []leases.Violation
 	for s := range sessions {
@@ -39,7 +39,7 @@ func raceCreates(ctx context.Context, store runs.Store, sessions, clients int, n
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for c := range clients {
-			req := runs.NewRun{ID: fmt.Sprintf("run-%02d-%d", s, c), TenantID: "lease-stall", SessionID: session,
+			req := runstore.NewRun{ID: fmt.Sprintf("run-%02d-%d", s, c), TenantID: "lease-stall", SessionID: session,
 				PlanID: "plan", RevisionID: "rev", IdempotencyKey: session + "/shared", Priority: int64(s % 3),
 				State: []byte(`{"seq":0}`), NextNodes: []string{"n1"}, Now: now}
 			if c%2 == 1 {
@@ -73,7 +73,7 @@ func judgeCreates(session string, out []createOutcome) (string, []leases.Violati
 	runsSeen := map[string]bool{}
 	byKey := map[string]string{}
 	for _, o := range out {
-		switch runs.Kind(o.err) {
+		switch runstore.Kind(o.err) {
 		case "":
 		case "conflict":
 			continue

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/linearizability/leases"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // takeover is how a stall round ends.
@@ -35,7 +35,7 @@ func (t takeover) String() string {
 // goroutineRun is one run of goroutine mode.
 type goroutineRun struct {
 	cfg   Config
-	store runs.Store
+	store runstore.Store
 	clk   *logicalClock
 	rec   *leases.Recorder
 	coord *leases.Client // the coordinator's own operations: sweeps, takeovers
@@ -54,7 +54,7 @@ type goroutineRun struct {
 // workers, and cfg.Rounds stall rounds that rotate through the three
 // takeover kinds. The error is a harness failure; broken guarantees are in
 // the result.
-func RunGoroutines(ctx context.Context, store runs.Store, cfg Config) (*Result, error) {
+func RunGoroutines(ctx context.Context, store runstore.Store, cfg Config) (*Result, error) {
 	cfg = cfg.withDefaults(false)
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func (g *goroutineRun) supply(ctx context.Context, k int) error {
 		if j > 0 {
 			id = fmt.Sprintf("supply-%02d-%d", k, j)
 		}
-		_, err := g.store.CreateRun(ctx, runs.NewRun{ID: id, TenantID: "lease-stall", SessionID: id, PlanID: "plan",
+		_, err := g.store.CreateRun(ctx, runstore.NewRun{ID: id, TenantID: "lease-stall", SessionID: id, PlanID: "plan",
 			RevisionID: "rev", Priority: prio, State: []byte(`{"seq":0}`), Now: g.clk.Now()})
 		if err != nil {
 			return fmt.Errorf("lease-stall: round %d: create run %s in a fresh session: %w", k, id, err)
@@ -227,12 +227,12 @@ func (g *goroutineRun) takeOver(ctx context.Context, k int, runID, worker string
 		g.notes = append(g.notes, fmt.Sprintf("round %d: no run to take over after the sweep (%v)", k, err))
 		return holding{}, false
 	}
-	h := holding{run: cl.Run.ID, fence: runs.Fence{Worker: worker, Token: cl.Lease.Token}, version: cl.Run.Version, expires: cl.Lease.ExpiresAt}
+	h := holding{run: cl.Run.ID, fence: runstore.Fence{Worker: worker, Token: cl.Lease.Token}, version: cl.Run.Version, expires: cl.Lease.ExpiresAt}
 	if cl.Run.ID != runID {
 		// The stalled run was not requeued (a zombie may have finished
 		// it); hand this one back.
 		g.notes = append(g.notes, fmt.Sprintf("round %d: the sweep did not requeue %s; claimed %s instead", k, runID, cl.Run.ID))
-		_, _ = g.coord.Finish(ctx, runs.Finish{RunID: h.run, Fence: h.fence, ExpectedVersion: h.version, Target: runs.Queued, Now: g.clk.Now()})
+		_, _ = g.coord.Finish(ctx, runstore.Finish{RunID: h.run, Fence: h.fence, ExpectedVersion: h.version, Target: runstore.Queued, Now: g.clk.Now()})
 		return holding{}, false
 	}
 	return h, true
@@ -247,7 +247,7 @@ func (g *goroutineRun) serveNewHolder(ctx context.Context, k int, h holding) {
 	w := &worker{}
 	run, err := g.coord.Commit(ctx, w.checkpoint(h, g.clk.Now()), h.fence, h.version)
 	if err == nil {
-		_, err = g.coord.Finish(ctx, runs.Finish{RunID: h.run, Fence: h.fence, ExpectedVersion: run.Version, Target: runs.Completed, Now: g.clk.Now()})
+		_, err = g.coord.Finish(ctx, runstore.Finish{RunID: h.run, Fence: h.fence, ExpectedVersion: run.Version, Target: runstore.Completed, Now: g.clk.Now()})
 	}
 	if err != nil {
 		g.found = append(g.found, leases.Violation{Guarantee: GuaranteeNewHolder,

@@ -14,12 +14,12 @@ import (
 	"github.com/storecheck/storecheck/backends/runmutants"
 	"github.com/storecheck/storecheck/backends/runsqlite"
 	"github.com/storecheck/storecheck/linearizability/leases"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // openURL opens the two kinds of run store these tests use, as the
 // backends package would, without depending on it.
-func openURL(ctx context.Context, url string) (runs.Store, error) {
+func openURL(ctx context.Context, url string) (runstore.Store, error) {
 	switch {
 	case strings.HasPrefix(url, "runs+sqlite:"):
 		return runsqlite.Open(ctx, strings.TrimPrefix(url, "runs+sqlite:"))
@@ -50,9 +50,9 @@ func mustPass(t *testing.T, res *Result) {
 }
 
 func TestGoroutinesPassOnCorrectStores(t *testing.T) {
-	for name, open := range map[string]func(t *testing.T) runs.Store{
-		"reference": func(*testing.T) runs.Store { return runs.NewReference() },
-		"sqlite": func(t *testing.T) runs.Store {
+	for name, open := range map[string]func(t *testing.T) runstore.Store{
+		"reference": func(*testing.T) runstore.Store { return runstore.NewReference() },
+		"sqlite": func(t *testing.T) runstore.Store {
 			s, err := runsqlite.Open(context.Background(), filepath.Join(t.TempDir(), "runs.db"))
 			if err != nil {
 				t.Fatal(err)
@@ -139,7 +139,7 @@ func TestProcessesStallWorkersWithSIGSTOP(t *testing.T) {
 }
 
 func TestProcessesNeedAWorkerBinary(t *testing.T) {
-	store := runs.NewReference()
+	store := runstore.NewReference()
 	_, err := RunProcesses(context.Background(), store, Config{Seed: 1, URL: "runs+memory:", WorkerCommand: &workerproc.Command{Path: "/bin/echo", Args: []string{"hello"}}})
 	if err == nil || !strings.Contains(err.Error(), "did not answer as a worker") {
 		t.Fatalf("want ErrNoWorkers naming the silent binary, got %v", err)

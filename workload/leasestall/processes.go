@@ -14,7 +14,7 @@ import (
 	workerproc "github.com/storecheck/storecheck/worker"
 
 	"github.com/storecheck/storecheck/linearizability/leases"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // ErrNoWorkers is returned when worker processes could not be started or
@@ -44,7 +44,7 @@ type child struct {
 // for cfg.Stall, then resumes it with SIGCONT. Every process is reaped
 // before RunProcesses returns. The error wraps ErrNoWorkers when the mode
 // could not run; broken guarantees are in the result.
-func RunProcesses(ctx context.Context, store runs.Store, cfg Config) (*Result, error) {
+func RunProcesses(ctx context.Context, store runstore.Store, cfg Config) (*Result, error) {
 	cfg = cfg.withDefaults(true)
 	if err := cfg.check(); err != nil {
 		return nil, err
@@ -197,7 +197,7 @@ func reap(children []*child) {
 // processRun is the parent's side of one run of process mode.
 type processRun struct {
 	cfg      Config
-	store    runs.Store
+	store    runstore.Store
 	coord    *leases.Client
 	rng      *rand.Rand
 	timeline *evidence.Timeline // the stalls, on the wall clock
@@ -253,14 +253,14 @@ func (p *processRun) stallPlan(children []*child) chaos.Plan {
 
 // supply keeps a few runs queued for the workers.
 func (p *processRun) supply(ctx context.Context, now time.Time) error {
-	queued, err := p.store.ListRuns(ctx, runs.ListFilter{TenantID: "lease-stall", Statuses: []runs.Status{runs.Queued}})
+	queued, err := p.store.ListRuns(ctx, runstore.ListFilter{TenantID: "lease-stall", Statuses: []runstore.Status{runstore.Queued}})
 	if err != nil {
 		return fmt.Errorf("lease-stall: list queued runs: %w", err)
 	}
 	for range max(0, 2*p.cfg.Processes-len(queued)) {
 		id := fmt.Sprintf("supply-%03d", p.next)
 		p.next++
-		_, err := p.store.CreateRun(ctx, runs.NewRun{ID: id, TenantID: "lease-stall", SessionID: id, PlanID: "plan",
+		_, err := p.store.CreateRun(ctx, runstore.NewRun{ID: id, TenantID: "lease-stall", SessionID: id, PlanID: "plan",
 			RevisionID: "rev", Priority: int64(p.rng.IntN(10)), State: []byte(`{"seq":0}`), Now: now})
 		if err != nil {
 			return fmt.Errorf("lease-stall: create run %s in a fresh session: %w", id, err)

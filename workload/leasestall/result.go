@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/storecheck/storecheck/linearizability/leases"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // GuaranteeNewHolder: the worker that claimed a run after a stall holds a
@@ -13,7 +13,7 @@ import (
 const GuaranteeNewHolder = "the new lease holder is served"
 
 // GuaranteeTables prefixes a violation of the tables' invariants
-// (runs.Invariants: gap-free numbering, one active run per session, tokens
+// (runstore.Invariants: gap-free numbering, one active run per session, tokens
 // in the claim events).
 const GuaranteeTables = "table invariants"
 
@@ -50,17 +50,17 @@ type Counts struct {
 
 // finish checks the history and the store's tables and assembles the
 // result; found are violations the workload saw itself.
-func finish(ctx context.Context, mode string, store runs.Store, ops []leases.Op, found []leases.Violation, notes []string) (*Result, error) {
+func finish(ctx context.Context, mode string, store runstore.Store, ops []leases.Op, found []leases.Violation, notes []string) (*Result, error) {
 	rep := leases.Check(ctx, ops, leases.Options{})
 	res := &Result{Mode: mode, History: ops, Report: rep, Notes: append(notes, rep.Notes...)}
 	res.Violations = append(append(res.Violations, rep.Violations...), found...)
-	if d, ok := store.(runs.Dumper); ok {
+	if d, ok := store.(runstore.Dumper); ok {
 		dump, err := d.Dump(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("lease-stall: dump the tables: %w", err)
 		}
 		dump.Sort()
-		for _, p := range runs.Invariants(dump) {
+		for _, p := range runstore.Invariants(dump) {
 			res.Violations = append(res.Violations, leases.Violation{Guarantee: GuaranteeTables, Detail: p})
 		}
 	} else {

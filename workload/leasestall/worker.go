@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/linearizability/leases"
-	"github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // holding is what a worker knows of the claim it holds.
 type holding struct {
 	run     string
-	fence   runs.Fence
+	fence   runstore.Fence
 	version int64     // the run's version after the worker's last write
 	seq     int64     // the run's last checkpoint sequence
 	expires time.Time // the expiry the worker was last granted
@@ -26,7 +26,7 @@ type holding struct {
 type worker struct {
 	id    string
 	c     *leases.Client
-	store runs.Store // for unrecorded reads
+	store runstore.Store // for unrecorded reads
 	lease time.Duration
 	now   func() time.Time
 	rng   *rand.Rand
@@ -73,7 +73,7 @@ func (w *worker) claim(ctx context.Context) (holding, bool) {
 	if err != nil || cl == nil {
 		return holding{}, false
 	}
-	h := holding{run: cl.Run.ID, fence: runs.Fence{Worker: w.id, Token: cl.Lease.Token}, version: cl.Run.Version, expires: cl.Lease.ExpiresAt}
+	h := holding{run: cl.Run.ID, fence: runstore.Fence{Worker: w.id, Token: cl.Lease.Token}, version: cl.Run.Version, expires: cl.Lease.ExpiresAt}
 	// The checkpoint sequence is read, not recorded: the lease history does
 	// not need it, and a wrong guess only makes the commit conflict.
 	if cp, err := w.store.LatestCheckpoint(ctx, h.run); err == nil && cp != nil {
@@ -130,11 +130,11 @@ func (w *worker) work(ctx context.Context, h holding, steps int) {
 	if !ok {
 		return
 	}
-	target := runs.Completed
+	target := runstore.Completed
 	if w.rng.IntN(10) < 3 {
-		target = runs.Queued
+		target = runstore.Queued
 	}
-	_, _ = w.c.Finish(ctx, runs.Finish{RunID: h.run, Fence: h.fence, ExpectedVersion: h.version, Target: target, Now: now})
+	_, _ = w.c.Finish(ctx, runstore.Finish{RunID: h.run, Fence: h.fence, ExpectedVersion: h.version, Target: target, Now: now})
 	w.after()
 }
 
@@ -152,7 +152,7 @@ func (w *worker) zombie(ctx context.Context, h holding, now time.Time) {
 	_, _ = w.c.Commit(ctx, w.checkpoint(h, now), h.fence, h.version)
 	w.after()
 	w.refresh(ctx, &h)
-	_, _ = w.c.Finish(ctx, runs.Finish{RunID: h.run, Fence: h.fence, ExpectedVersion: h.version, Target: runs.Completed, Now: now})
+	_, _ = w.c.Finish(ctx, runstore.Finish{RunID: h.run, Fence: h.fence, ExpectedVersion: h.version, Target: runstore.Completed, Now: now})
 	w.after()
 	_, _ = w.c.Renew(ctx, h.run, h.fence, w.lease, now)
 	w.after()
@@ -170,9 +170,9 @@ func (w *worker) refresh(ctx context.Context, h *holding) {
 
 // checkpoint is h's next checkpoint at now; its id names the run, sequence
 // and fence, so that no two attempts share one.
-func (w *worker) checkpoint(h holding, now time.Time) runs.Checkpoint {
+func (w *worker) checkpoint(h holding, now time.Time) runstore.Checkpoint {
 	seq := h.seq + 1
-	return runs.Checkpoint{
+	return runstore.Checkpoint{
 		ID:    fmt.Sprintf("%s/%d/%s/%d", h.run, seq, h.fence.Worker, h.fence.Token),
 		RunID: h.run, Sequence: seq, PlanHash: "lease-stall",
 		State: []byte(fmt.Sprintf(`{"seq":%d}`, seq)), NextNodes: []string{fmt.Sprintf("n%d", seq+1)},

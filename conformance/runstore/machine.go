@@ -1,31 +1,16 @@
-package runs
+package runstore
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"pgregory.net/rapid"
 
-	"github.com/storecheck/storecheck/internal/rapidrun"
-
-	runmodel "github.com/storecheck/storecheck/model/runs"
+	runmodel "github.com/storecheck/storecheck/model/runstore"
 )
-
-// Stats counts what the state-machine property did, across test cases.
-type Stats struct {
-	Cases atomic.Int64 // test cases started
-	Ops   atomic.Int64 // store operations compared
-
-	steps rapidrun.Digest // every step, in order
-}
-
-// Digest identifies the exact sequence of steps run so far: two runs with the
-// same seed against correct stores give the same digest.
-func (s *Stats) Digest() string { return s.steps.String() }
 
 // The pools the machine draws from: small, so that operations collide.
 var (
@@ -41,31 +26,11 @@ var (
 	ticks         = []time.Duration{time.Nanosecond, time.Second, time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 31 * time.Second}
 )
 
-// Property returns the rapid state-machine property: every test case takes
-// an empty store from h and an empty reference model, applies a random
-// sequence of operations to both at a clock the sequence advances —
-// deliberately stale versions, stale fencing tokens, expired leases and
-// wrong sequences included — compares every result, and after every step
-// compares all five tables and checks the contract's invariants. stats may
-// be nil; ctx bounds the whole property.
-func Property(ctx context.Context, h *Harness, stats *Stats) func(*rapid.T) {
-	if stats == nil {
-		stats = &Stats{}
-	}
-	return func(t *rapid.T) {
-		store, release, err := h.Get(ctx)
-		if err != nil {
-			t.Fatalf("harness: %v", err)
-		}
-		defer func() {
-			if err := release(); err != nil {
-				t.Errorf("harness: close store: %v", err)
-			}
-		}()
-		stats.Cases.Add(1)
-		m := &machine{ctx: ctx, store: store, ref: runmodel.NewReference(), stats: stats, now: t0}
-		t.Repeat(m.actions())
-	}
+// start begins one test case: an empty reference model beside the store,
+// the clock at t0, and the actions that drive both.
+func start(ctx context.Context, _ *rapid.T, store runmodel.Store, _ noConfig, stats *Stats) map[string]func(*rapid.T) {
+	m := &machine{ctx: ctx, store: store, ref: runmodel.NewReference(), stats: stats, now: t0}
+	return m.actions()
 }
 
 // machine is one test case: the store under test and the reference side by
@@ -135,9 +100,7 @@ func (m *machine) read(t *rapid.T) {
 func (m *machine) compare(t *rapid.T, step, wantDesc string, wantErr error, gotDesc string, gotErr error) {
 	t.Helper()
 	m.stats.Ops.Add(1)
-	line := "step: " + step + " -> " + outcome(wantDesc, wantErr)
-	m.stats.steps.Record(line)
-	t.Log(line)
+	m.stats.Step(t, step+" -> "+outcome(wantDesc, wantErr))
 	if runmodel.Kind(wantErr) == "other" {
 		t.Fatalf("reference failed: %v", wantErr)
 	}
@@ -150,9 +113,7 @@ func (m *machine) compare(t *rapid.T, step, wantDesc string, wantErr error, gotD
 func (m *machine) tick(t *rapid.T) {
 	d := rapid.SampledFrom(ticks).Draw(t, "tick")
 	m.now = m.now.Add(d)
-	line := fmt.Sprintf("step: tick +%v -> now %s", d, stamp(m.now))
-	m.stats.steps.Record(line)
-	t.Log(line)
+	m.stats.Step(t, fmt.Sprintf("tick +%v -> now %s", d, stamp(m.now)))
 }
 
 // drawRun is mostly a run the reference holds, sometimes any id of the

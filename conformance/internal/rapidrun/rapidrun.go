@@ -1,17 +1,14 @@
-// Package rapidrun runs a rapid property outside `go test`, for the CLI: it
+// Package rapidrun runs a rapid property outside `go test`, for the
+// conformance engine's Check (what the CLI calls, for either contract): it
 // points rapid at a seed and a budget, captures everything rapid and the
 // property log through a rapid.TB of its own, and picks out the failure and
-// the minimal failing sequence. Both conformance suites (the execution store's
-// and the run store's) run their state machines through it.
+// the minimal failing sequence.
 package rapidrun
 
 import (
 	"flag"
 	"fmt"
-	"hash"
-	"hash/fnv"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -114,45 +111,4 @@ func orDefault[T comparable](v, def T) T {
 		return def
 	}
 	return v
-}
-
-// StepCount is the number of operations in a minimal sequence: its lines
-// that start with "step: ".
-func StepCount(steps []string) int {
-	n := 0
-	for _, s := range steps {
-		if strings.HasPrefix(s, "step: ") {
-			n++
-		}
-	}
-	return n
-}
-
-// Digest identifies a sequence of steps: each step's description is folded
-// in, in order. Two runs with the same seed against correct stores give the
-// same digest. The zero value is ready; it is safe for concurrent use.
-type Digest struct {
-	mu sync.Mutex
-	h  hash.Hash64
-}
-
-// Record adds one step's description.
-func (d *Digest) Record(step string) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.h == nil {
-		d.h = fnv.New64a()
-	}
-	d.h.Write([]byte(step))
-	d.h.Write([]byte{'\n'})
-}
-
-// String is the digest in hex, or "" when no step was recorded.
-func (d *Digest) String() string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.h == nil {
-		return ""
-	}
-	return fmt.Sprintf("%016x", d.h.Sum64())
 }

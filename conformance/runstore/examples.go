@@ -1,4 +1,4 @@
-package runs
+package runstore
 
 import (
 	"context"
@@ -7,13 +7,23 @@ import (
 	"testing"
 	"time"
 
-	runmodel "github.com/storecheck/storecheck/model/runs"
+	"github.com/storecheck/storecheck/conformance/internal/engine"
+	runmodel "github.com/storecheck/storecheck/model/runstore"
 )
 
 // example is one named example test.
 type example struct {
 	name string
 	run  func(ctx context.Context, t *testing.T, s runmodel.Store)
+}
+
+// checkingInvariants is ex as the engine runs it: the example, then the
+// contract's invariants on the tables it left.
+func (ex example) checkingInvariants() engine.Example[runmodel.Store, noConfig] {
+	return engine.Example[runmodel.Store, noConfig]{Name: ex.name, Run: func(ctx context.Context, t *testing.T, s runmodel.Store) {
+		ex.run(ctx, t, s)
+		checkInvariants(ctx, t, s)
+	}}
 }
 
 // examples lists every example, in the order a reader meets the contract.

@@ -1,4 +1,4 @@
-package runs
+package runstore
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	runmodel "github.com/storecheck/storecheck/model/runs"
+	runmodel "github.com/storecheck/storecheck/model/runstore"
 )
 
 const lease = 30 * time.Second

@@ -1,4 +1,4 @@
-package runs
+package runstore
 
 import (
 	"cmp"
@@ -13,7 +13,7 @@ import (
 )
 
 // Reference is the executable specification of the run store: an in-memory
-// Store that does exactly what CONTRACT.md §2 and the seed say, one operation
+// Store that does exactly what docs/CONTRACT.md §2 and the seed say, one operation
 // at a time under a lock. It is also the `runs+memory:` backend. Its tables
 // are kept in Dump form, so a dump is a copy and a comparison is string
 // equality.

@@ -1,5 +1,5 @@
-// Package runs states the run-store contract that storecheck holds real
-// backends against (CONTRACT.md §2, distilled from openrath's SQLiteRunStore,
+// Package runstore states the run-store contract that storecheck holds real
+// backends against (docs/CONTRACT.md §2, distilled from openrath's SQLiteRunStore,
 // seed 004), and gives its reference implementation.
 //
 // A run store keeps agent runs with leases: runs are created idempotently per
@@ -20,5 +20,5 @@
 //
 // Where the seed leaves a question open, the choice made is written as a
 // comment starting with "Decision:" at the place it is made, so that
-// `grep -rn Decision: model/runs` lists every one of them.
-package runs
+// `grep -rn Decision: model/runstore` lists every one of them.
+package runstore

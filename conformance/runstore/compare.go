@@ -1,4 +1,4 @@
-package runs
+package runstore
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/model"
-	runmodel "github.com/storecheck/storecheck/model/runs"
+	runmodel "github.com/storecheck/storecheck/model/runstore"
 )
 
 // The describe functions render a value with every field the contract

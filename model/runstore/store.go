@@ -1,4 +1,4 @@
-package runs
+package runstore
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 // Reference is its executable specification. Every mutation is one
 // transaction: it happens whole or not at all.
 //
-// Decision: CONTRACT.md §2 says every mutation bumps the run's version; the
+// Decision: docs/CONTRACT.md §2 says every mutation bumps the run's version; the
 // seed's append_run_event and append_checkpoint do not touch the run row,
 // and where they disagree the seed wins, so those two leave the version
 // alone. Every other write to a run bumps it by exactly one.

@@ -1,15 +1,17 @@
-package conformance
+package engine
 
 import (
 	"context"
 	"fmt"
 	"time"
 
-	"github.com/storecheck/storecheck/internal/rapidrun"
+	"pgregory.net/rapid"
+
+	"github.com/storecheck/storecheck/conformance/internal/rapidrun"
 )
 
-// CheckConfig sets how the property runs outside `go test`.
-type CheckConfig struct {
+// Config sets how the property runs outside `go test`.
+type Config struct {
 	Seed       uint64        // rapid's base seed; 0 is not allowed (rapid would pick one at random)
 	Checks     int           // test cases to run; 0 means 100
 	Steps      int           // average actions per test case; 0 means 30
@@ -37,24 +39,50 @@ type Report struct {
 // Check runs the state-machine property against stores from open, outside
 // `go test`. The same seed gives the same sequences. The error reports a
 // harness failure (the property could not run), not a failed check.
-func Check(ctx context.Context, open Opener, cfg CheckConfig) (Report, error) {
-	h := NewHarness(open)
+func (c Contract[S, C]) Check(ctx context.Context, open func(ctx context.Context, cfg C) (S, error), cfg Config) (Report, error) {
+	h := NewHarness(c.Stores, open)
 	defer h.Close()
 	stats := cfg.Stats
 	if stats == nil {
 		stats = &Stats{}
 	}
-	out, err := rapidrun.Run(rapidrun.Config{Name: "conformance", Seed: cfg.Seed, Checks: cfg.Checks, Steps: cfg.Steps, ShrinkTime: cfg.ShrinkTime}, Property(ctx, h, stats))
+	run := rapidrun.Config{Name: c.Name, Seed: cfg.Seed, Checks: cfg.Checks, Steps: cfg.Steps, ShrinkTime: cfg.ShrinkTime}
+	out, err := rapidrun.Run(run, c.Property(ctx, h, stats))
 	if err != nil {
 		return Report{}, err
 	}
 	rep := Report{Passed: out.Passed, Cases: stats.Cases.Load(), Ops: stats.Ops.Load(), Digest: stats.Digest(),
 		Failure: out.Failure, MinimalSteps: out.MinimalSteps, Output: out.Output}
 	if err := ctx.Err(); err != nil {
-		return rep, fmt.Errorf("conformance check interrupted: %w", err)
+		return rep, fmt.Errorf("%s check interrupted: %w", c.Suite, err)
 	}
 	return rep, nil
 }
 
-// StepCount is the number of operations in a minimal sequence.
-func StepCount(steps []string) int { return rapidrun.StepCount(steps) }
+// Property returns the rapid state-machine property: every test case takes
+// an empty store from h, configured as DrawConfig draws, and repeats the
+// actions Start returns. stats may be nil. ctx bounds the whole property:
+// once it is done, every test case fails at once, so an interrupted run
+// ends quickly.
+func (c Contract[S, C]) Property(ctx context.Context, h *Harness[S, C], stats *Stats) func(*rapid.T) {
+	if stats == nil {
+		stats = &Stats{}
+	}
+	return func(t *rapid.T) {
+		var cfg C
+		if c.DrawConfig != nil {
+			cfg = c.DrawConfig(t)
+		}
+		store, release, err := h.Get(ctx, cfg)
+		if err != nil {
+			t.Fatalf("harness: %v", err)
+		}
+		defer func() {
+			if err := release(); err != nil {
+				t.Errorf("harness: close store: %v", err)
+			}
+		}()
+		stats.Cases.Add(1)
+		t.Repeat(c.Start(ctx, t, store, cfg, stats))
+	}
+}
