@@ -101,3 +101,50 @@ func TestCheckIsReproducibleFromSeed(t *testing.T) {
 		t.Fatalf("operation counts: seed 3 gave %d then %d, seed 4 gave %d; want equal for equal seeds", x, y, z)
 	}
 }
+
+// slowAfter is blindWrite that takes its time on every commit: a store on a
+// loaded machine.
+type slowAfter struct {
+	blindWrite
+	delay time.Duration
+}
+
+func (s slowAfter) Commit(ctx context.Context, exe *model.Execution, batch model.Batch) error {
+	time.Sleep(s.delay)
+	return s.blindWrite.Commit(ctx, exe, batch)
+}
+
+func (s slowAfter) Save(ctx context.Context, exe *model.Execution) error {
+	return s.Commit(ctx, exe, model.Batch{})
+}
+
+// Shrinking is bounded by the cases it re-runs, not by the clock: a store
+// ten times slower (a loaded machine) shrinks the same seed to the same
+// sequence, although its shrinking takes longer than the fast one's whole
+// wall-clock budget would have allowed.
+func TestShrinkingIsBoundedByRunsNotTime(t *testing.T) {
+	run := func(delay time.Duration) conformance.Report {
+		open := func(_ context.Context, cfg model.Config) (model.Store, error) {
+			return slowAfter{blindWrite{model.NewReference(cfg)}, delay}, nil
+		}
+		rep, err := conformance.Check(context.Background(), open, conformance.CheckConfig{Seed: 11, Checks: 100, ShrinkRuns: 150})
+		if err != nil || rep.Passed {
+			t.Fatalf("want a failure: %v, passed=%v", err, rep.Passed)
+		}
+		return rep
+	}
+	start := time.Now()
+	fast := run(0)
+	fastTime := time.Since(start)
+	start = time.Now()
+	slow := run(200 * time.Microsecond)
+	slowTime := time.Since(start)
+	if strings.Join(fast.MinimalSteps, "\n") != strings.Join(slow.MinimalSteps, "\n") {
+		t.Errorf("the same seed shrank to different sequences:\nfast (%v):\n%s\nslow (%v):\n%s", fastTime,
+			strings.Join(fast.MinimalSteps, "\n"), slowTime, strings.Join(slow.MinimalSteps, "\n"))
+	}
+	if fast.Cases != slow.Cases {
+		t.Errorf("cases run: %d fast, %d slow", fast.Cases, slow.Cases)
+	}
+	t.Logf("fast %v, slow %v, %d cases, %d steps", fastTime, slowTime, fast.Cases, conformance.StepCount(fast.MinimalSteps))
+}

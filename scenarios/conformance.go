@@ -39,7 +39,7 @@ func runConformance(ctx context.Context, t Target, p Params) Result {
 		stop := mirror(&stats.Ops, &p.Progress.Ops)
 		defer stop()
 	}
-	rep, err := conformance.Check(ctx, t.opener(p), conformance.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, ShrinkTime: p.ShrinkTime, Stats: stats})
+	rep, err := conformance.Check(ctx, t.opener(p), conformance.CheckConfig{Seed: p.Seed, Checks: p.Checks, Steps: p.Steps, ShrinkRuns: p.ShrinkRuns, ShrinkTime: p.ShrinkTime, Stats: stats})
 	res := Result{Ops: rep.Ops, Cases: rep.Cases, Digest: rep.Digest, Servers: srv}
 	keepLines(p, evidence.RapidLogFile, rep.Output)
 	switch {

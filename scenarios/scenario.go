@@ -57,8 +57,11 @@ type Params struct {
 	// Conformance.
 	Checks int
 	Steps  int
-	// ShrinkTime bounds the minimisation of a failing sequence; 0 means
-	// rapid's 30 s.
+	// ShrinkRuns bounds the minimisation of a failing sequence by the test
+	// cases it re-runs (deterministic); 0 means the engine's default.
+	ShrinkRuns int
+	// ShrinkTime is a wall-clock backstop on the minimisation; 0 means the
+	// engine's default (5 minutes).
 	ShrinkTime time.Duration
 
 	// Progress, when set, receives live counts for a progress display.

@@ -27,7 +27,7 @@ func ciScenarios() []scenarios.Scenario {
 // ciSizing is the default sizing with minimisation bounded, to keep CI quick.
 func ciSizing() Sizing {
 	s := DefaultSizing()
-	s.ShrinkTime = 300 * time.Millisecond
+	s.ShrinkRuns = 100
 	return s
 }
 

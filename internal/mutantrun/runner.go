@@ -28,15 +28,18 @@ type Sizing struct {
 	Checks, Steps            int // conformance
 	Clients, Executions, Ops int // concurrent
 	Duration                 time.Duration
-	// ShrinkTime bounds the minimisation of a conformance failure; 0 means
-	// rapid's 30 s.
+	// ShrinkRuns bounds the minimisation of a conformance failure by the
+	// test cases it re-runs; 0 means the engine's default. ShrinkTime is a
+	// wall-clock backstop; 0 means the engine's.
+	ShrinkRuns int
 	ShrinkTime time.Duration
 }
 
-// DefaultSizing is the sizing of `storecheck mutants`: minimisation gets 10 s
-// a mutant, enough to reach the shortest sequence for every mutant here.
+// DefaultSizing is the sizing of `storecheck mutants`: minimisation gets
+// the engine's default number of re-runs, enough to reach the shortest
+// sequence for every mutant here.
 func DefaultSizing() Sizing {
-	return Sizing{Checks: 100, Steps: 30, Clients: 16, Executions: 2, Ops: 1000, ShrinkTime: 10 * time.Second}
+	return Sizing{Checks: 100, Steps: 30, Clients: 16, Executions: 2, Ops: 1000}
 }
 
 // DefaultScenarios are the scenarios the catalogue runs, in order.
@@ -122,7 +125,7 @@ func (r Runner) Run(ctx context.Context) (*Table, *reports.Summary, error) {
 	meters := &meters{byRun: map[int]*meter{}}
 	plan := runner.Plan{
 		Entries: entries, Out: r.OutDir, Budget: r.Budget, TempDir: r.TempDir, Reproduce: r.Reproduce,
-		Params: scenarios.Params{Checks: r.Sizing.Checks, Steps: r.Sizing.Steps, ShrinkTime: r.Sizing.ShrinkTime,
+		Params: scenarios.Params{Checks: r.Sizing.Checks, Steps: r.Sizing.Steps, ShrinkRuns: r.Sizing.ShrinkRuns, ShrinkTime: r.Sizing.ShrinkTime,
 			Clients: r.Sizing.Clients, Executions: r.Sizing.Executions, Ops: r.Sizing.Ops, Duration: r.Sizing.Duration},
 		Instrument: meters.wrap,
 		Skip: func(done []reports.Run, e runner.Entry) string {

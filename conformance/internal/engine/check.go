@@ -12,13 +12,31 @@ import (
 
 // Config sets how the property runs outside `go test`.
 type Config struct {
-	Seed       uint64        // rapid's base seed; 0 is not allowed (rapid would pick one at random)
-	Checks     int           // test cases to run; 0 means 100
-	Steps      int           // average actions per test case; 0 means 30
-	ShrinkTime time.Duration // bound on minimisation; 0 means 30s
+	Seed   uint64 // rapid's base seed; 0 is not allowed (rapid would pick one at random)
+	Checks int    // test cases to run; 0 means 100
+	Steps  int    // average actions per test case; 0 means 30
+	// ShrinkRuns bounds minimisation by the test cases it re-runs after
+	// the first failure: past it, every further candidate is skipped, so
+	// the same seed shrinks to the same sequence however loaded the
+	// machine. 0 means DefaultShrinkRuns.
+	ShrinkRuns int
+	// ShrinkTime bounds minimisation in wall-clock time, a backstop for a
+	// store so slow that the runs budget would take too long; 0 means
+	// DefaultShrinkTime.
+	ShrinkTime time.Duration
 	// Stats, when set, receives the live counts (for a progress display).
 	Stats *Stats
 }
+
+// Bounds of minimisation.
+const (
+	// DefaultShrinkRuns is enough re-runs for the mutants of the catalogue
+	// to reach their shortest sequence (1 to 4 steps; rapid's shrinker took
+	// 50 to 300 runs for them).
+	DefaultShrinkRuns = 500
+	// DefaultShrinkTime is the wall-clock backstop.
+	DefaultShrinkTime = 5 * time.Minute
+)
 
 // Report is the outcome of Check.
 type Report struct {
@@ -46,7 +64,15 @@ func (c Contract[S, C]) Check(ctx context.Context, open func(ctx context.Context
 	if stats == nil {
 		stats = &Stats{}
 	}
-	run := rapidrun.Config{Name: c.Name, Seed: cfg.Seed, Checks: cfg.Checks, Steps: cfg.Steps, ShrinkTime: cfg.ShrinkTime}
+	shrinkTime := cfg.ShrinkTime
+	if shrinkTime == 0 {
+		shrinkTime = DefaultShrinkTime
+	}
+	runs := cfg.ShrinkRuns
+	if runs == 0 {
+		runs = DefaultShrinkRuns
+	}
+	run := rapidrun.Config{Name: c.Name, Seed: cfg.Seed, Checks: cfg.Checks, Steps: cfg.Steps, ShrinkTime: shrinkTime, ShrinkRuns: runs}
 	out, err := rapidrun.Run(run, c.Property(ctx, h, stats))
 	if err != nil {
 		return Report{}, err

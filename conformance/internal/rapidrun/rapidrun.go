@@ -23,6 +23,9 @@ type Config struct {
 	Checks     int           // test cases to run; 0 means 100
 	Steps      int           // average actions per test case; 0 means 30
 	ShrinkTime time.Duration // bound on minimisation; 0 means 30s
+	// ShrinkRuns, when set, bounds minimisation by the test cases it runs
+	// after the first failure; see budgeted.
+	ShrinkRuns int
 }
 
 // Outcome is what the run showed.
@@ -54,6 +57,9 @@ func Run(cfg Config, prop func(*rapid.T)) (Outcome, error) {
 	}
 	defer restore()
 	tb := &captureTB{name: cfg.Name}
+	if cfg.ShrinkRuns > 0 {
+		prop = budgeted(prop, cfg.ShrinkRuns, tb)
+	}
 	func() {
 		defer func() {
 			if r := recover(); r != nil && r != errStop {
@@ -111,4 +117,29 @@ func orDefault[T comparable](v, def T) T {
 		return def
 	}
 	return v
+}
+
+// budgeted wraps prop so that, once a test case has failed, at most runs
+// more run while rapid minimises: later candidates are skipped before
+// they touch a store, which rapid's shrinker takes as candidates that do
+// not reproduce. Which candidates ran then depends only on the seed and
+// the store's answers, not on the machine's speed, so the same seed
+// shrinks to the same sequence on a loaded machine. rapid's last run, which
+// logs the minimal case's output through the TB, is never skipped: a run
+// whose log reaches tb is that one (shrinking candidates log nowhere).
+func budgeted(prop func(*rapid.T), runs int, tb *captureTB) func(*rapid.T) {
+	failed, after := false, 0
+	return func(t *rapid.T) {
+		if failed && !tb.reaches(t) {
+			if after++; after > runs {
+				t.SkipNow()
+			}
+		}
+		defer func() {
+			if t.Failed() {
+				failed = true
+			}
+		}()
+		prop(t)
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+
+	"pgregory.net/rapid"
 )
 
 // errStop is what captureTB panics with to end the run, as testing.T's
@@ -84,4 +86,24 @@ func (c *captureTB) failure() (string, []string) {
 		}
 	}
 	return msg, steps
+}
+
+// probeLine is what reaches logs to find out whether a run logs to the TB;
+// it is dropped from the output.
+const probeLine = "rapidrun: probe"
+
+// reaches reports whether what t logs reaches c: true only in the runs
+// rapid makes to show a failure's output, not in shrinking candidates.
+func (c *captureTB) reaches(t *rapid.T) bool {
+	c.mu.Lock()
+	n := len(c.lines)
+	c.mu.Unlock()
+	t.Log(probeLine)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.lines) > n && c.lines[len(c.lines)-1] == probeLine {
+		c.lines = c.lines[:len(c.lines)-1]
+		return true
+	}
+	return false
 }
