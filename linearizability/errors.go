@@ -31,6 +31,12 @@ var (
 	// ErrLostDelivery: a pending emit or spawn vanished before it was
 	// acknowledged.
 	ErrLostDelivery = errors.New("lost delivery")
+	// ErrStaleRead: a queue read missed an entry that was pending before it
+	// was called and is still there after (or showed one acknowledged
+	// before it was called that the final tables no longer hold): the read
+	// was served from an old state, and nothing was lost or delivered
+	// twice.
+	ErrStaleRead = errors.New("stale read")
 	// ErrDeliveryOrder: seqs not ascending, reused, or out of version order
 	// across the commits of one execution.
 	ErrDeliveryOrder = errors.New("delivery order")
@@ -54,7 +60,7 @@ var (
 func AllGuarantees() []error {
 	return []error{
 		ErrLostUpdate, ErrLinearizability, ErrAtomicity, ErrEffectOnce, ErrDuplicateDelivery,
-		ErrLostDelivery, ErrDeliveryOrder, ErrPhantom, ErrTimers, ErrTraceRing,
+		ErrLostDelivery, ErrStaleRead, ErrDeliveryOrder, ErrPhantom, ErrTimers, ErrTraceRing,
 		ErrReplicaRead, ErrReplicaConvergence,
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"time"
 )
 
 // The outbox and the spawn queue are checked alike: every entry belongs to
@@ -147,6 +148,12 @@ func (g *globalChecker) queueRead(q *queueState, r *Operation) {
 		for _, a := range q.acks[it.seq] {
 			if r.Replica == "" && a.Output.Outcome == OutcomeOK && a.Return < r.Call && !q.reported["ack:"+it.key] {
 				q.reported["ack:"+it.key] = true
+				if !r.Heal && !finalHolds(spec, it.key) {
+					// Gone for good at the end: the read showed an old state.
+					g.rep.add(ErrStaleRead, "", "%s still lists %s entry seq=%d (%s), acknowledged by c%d %s before it was called; the final tables no longer hold it",
+						opAt(r), spec.table, it.seq, it.key, a.Client, since(r.Call-a.Return))
+					continue
+				}
 				g.rep.add(ErrDuplicateDelivery, "", "%s entry seq=%d (%s) was acknowledged by c%d at %dns but is pending again in %s",
 					spec.table, it.seq, it.key, a.Client, a.Return, opAt(r))
 			}
@@ -226,10 +233,16 @@ func (g *globalChecker) queuePresence(q *queueState) {
 				continue
 			}
 			q.reported[d.key] = true
-			if observed[d.key] {
+			switch {
+			case observed[d.key] && !r.Heal && (finalHolds(q.spec, d.key) || firstAck < EndOfHistory):
+				// Still there afterwards, or acknowledged later: this read
+				// was served from an old state; nothing was lost.
+				g.rep.add(ErrStaleRead, d.owner.Execution, "%s misses %s %s (seq %d) of %s, pending since %s before it was called and still pending after it",
+					opAt(r), q.spec.entry, d.key, seq, name(d.owner), since(r.Call-d.after))
+			case observed[d.key]:
 				g.rep.add(ErrLostDelivery, d.owner.Execution, "%s %s (seq %d) of %s vanished before it was acknowledged: missing in %s",
 					q.spec.entry, d.key, seq, name(d.owner), opAt(r))
-			} else {
+			default:
 				g.rep.add(ErrAtomicity, d.owner.Execution, "%s won (v%d) but its %s %s is not in %s (%s)",
 					name(d.owner), g.winner[d.owner], q.spec.entry, d.key, q.spec.table, opAt(r))
 			}
@@ -262,4 +275,23 @@ func (g *globalChecker) queueOrder(q *queueState) {
 			}
 		}
 	}
+}
+
+// finalHolds reports whether the final (heal) read of spec's queue lists
+// key.
+func finalHolds(spec queueSpec, key string) bool {
+	if spec.final == nil {
+		return false
+	}
+	for _, it := range spec.items(spec.final) {
+		if it.key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// since says how long ns nanoseconds are, for a violation's text.
+func since(ns int64) string {
+	return time.Duration(max(ns, 0)).Round(time.Millisecond).String()
 }

@@ -228,3 +228,65 @@ func TestReplicaQueueReads(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestQueueStaleReadIsNotALoss: a primary's read (say, at a level that
+// reads a follower) that misses an entry still pending at the end, or
+// shows one acknowledged before it, is a stale read; an entry that really
+// disappears unacknowledged is a lost delivery.
+func TestQueueStaleReadIsNotALoss(t *testing.T) {
+	emit := func(h *replicaHistory, id string) {
+		h.ops[len(h.ops)-1].Input.Emits = []EmitRef{{EventID: id}}
+	}
+	pending := func(h *replicaHistory, heal bool, call int64, items ...OutboxItem) {
+		h.client++
+		h.ops = append(h.ops, Operation{Client: h.client, Kind: KindPendingOutbox, Heal: heal,
+			Output: Output{Outcome: OutcomeOK, Outbox: items}, Call: call, Return: call + 5})
+	}
+	ack := func(h *replicaHistory, seq, call int64) {
+		h.client++
+		h.ops = append(h.ops, Operation{Client: h.client, Kind: KindAckOutbox, Input: Input{Seq: seq},
+			Output: Output{Outcome: OutcomeOK}, Call: call, Return: call + 5})
+	}
+	build := func() *replicaHistory {
+		h := &replicaHistory{}
+		h.commit("", false, "t1", "", 0, 10, 20, OutcomeOK, nil)
+		emit(h, "m1")
+		h.commit("", false, "t2", "t1", 1, 30, 40, OutcomeOK, nil)
+		emit(h, "m2")
+		h.load("", false, true, 2, "t2", 1000, 1001)
+		pending(h, false, 50, OutboxItem{Seq: 1, EventID: "m1"}, OutboxItem{Seq: 2, EventID: "m2"})
+		return h
+	}
+	cases := []struct {
+		name string
+		add  func(h *replicaHistory)
+		want error
+	}{
+		{"misses an entry still pending at the end", func(h *replicaHistory) {
+			pending(h, false, 60, OutboxItem{Seq: 1, EventID: "m1"})
+			pending(h, true, 1010, OutboxItem{Seq: 1, EventID: "m1"}, OutboxItem{Seq: 2, EventID: "m2"})
+		}, ErrStaleRead},
+		{"shows an entry acknowledged before it", func(h *replicaHistory) {
+			ack(h, 2, 60)
+			pending(h, false, 80, OutboxItem{Seq: 1, EventID: "m1"}, OutboxItem{Seq: 2, EventID: "m2"})
+			pending(h, true, 1010, OutboxItem{Seq: 1, EventID: "m1"})
+		}, ErrStaleRead},
+		{"an entry that vanished unacknowledged", func(h *replicaHistory) {
+			pending(h, false, 60, OutboxItem{Seq: 1, EventID: "m1"})
+			pending(h, true, 1010, OutboxItem{Seq: 1, EventID: "m1"})
+		}, ErrLostDelivery},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := build()
+			c.add(h)
+			rep := checkReplica(t, h)
+			if !errors.Is(rep.Err, c.want) {
+				t.Fatalf("want %v, got %v", c.want, rep.Violations)
+			}
+			if c.want == ErrStaleRead && (errors.Is(rep.Err, ErrLostDelivery) || errors.Is(rep.Err, ErrDuplicateDelivery)) {
+				t.Errorf("a stale read also reported as a loss or a duplicate: %v", rep.Violations)
+			}
+		})
+	}
+}

@@ -72,7 +72,7 @@ func (c Contract[S, C]) Check(ctx context.Context, open func(ctx context.Context
 	if runs == 0 {
 		runs = DefaultShrinkRuns
 	}
-	run := rapidrun.Config{Name: c.Name, Seed: cfg.Seed, Checks: cfg.Checks, Steps: cfg.Steps, ShrinkTime: shrinkTime, ShrinkRuns: runs}
+	run := rapidrun.Config{Name: c.Name, Seed: cfg.Seed, Checks: cfg.Checks, Steps: cfg.Steps, ShrinkTime: shrinkTime, ShrinkRuns: runs, CaseLog: stats.CaseSteps}
 	out, err := rapidrun.Run(run, c.Property(ctx, h, stats))
 	if err != nil {
 		return Report{}, err
@@ -109,6 +109,7 @@ func (c Contract[S, C]) Property(ctx context.Context, h *Harness[S, C], stats *S
 			}
 		}()
 		stats.Cases.Add(1)
+		stats.beginCase()
 		t.Repeat(c.Start(ctx, t, store, cfg, stats))
 	}
 }

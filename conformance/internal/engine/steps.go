@@ -20,6 +20,9 @@ type Stats struct {
 	Ops   atomic.Int64 // store operations compared
 
 	steps digest // every step, in order
+
+	mu   sync.Mutex
+	this []string // the steps of the test case now running
 }
 
 // Step records one operation of the sequence: it logs "step: " and desc
@@ -29,7 +32,24 @@ func (s *Stats) Step(t *rapid.T, desc string) {
 	t.Helper()
 	line := stepPrefix + desc
 	s.steps.record(line)
+	s.mu.Lock()
+	s.this = append(s.this, line)
+	s.mu.Unlock()
 	t.Log(line)
+}
+
+// beginCase starts a new test case's steps.
+func (s *Stats) beginCase() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.this = nil
+}
+
+// CaseSteps returns the steps of the test case now running.
+func (s *Stats) CaseSteps() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.this...)
 }
 
 // Digest identifies the exact sequence of steps run so far: two runs with the

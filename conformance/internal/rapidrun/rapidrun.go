@@ -24,8 +24,13 @@ type Config struct {
 	Steps      int           // average actions per test case; 0 means 30
 	ShrinkTime time.Duration // bound on minimisation; 0 means 30s
 	// ShrinkRuns, when set, bounds minimisation by the test cases it runs
-	// after the first failure; see budgeted.
+	// after the first failure; see shrinkBudget.
 	ShrinkRuns int
+	// CaseLog, when set, returns the lines the property logged in the test
+	// case now running (its "step: …" lines). With ShrinkRuns it is how the
+	// smallest failing case found so far is reported when the budget ends
+	// minimisation early.
+	CaseLog func() []string
 }
 
 // Outcome is what the run showed.
@@ -57,10 +62,18 @@ func Run(cfg Config, prop func(*rapid.T)) (Outcome, error) {
 	}
 	defer restore()
 	tb := &captureTB{name: cfg.Name}
+	var budget *shrinkBudget
 	if cfg.ShrinkRuns > 0 {
-		prop = budgeted(prop, cfg.ShrinkRuns, tb)
+		budget = &shrinkBudget{runs: cfg.ShrinkRuns, tb: tb, caseLog: cfg.CaseLog}
+		prop = budget.wrap(prop)
 	}
-	func() {
+	// rapid runs on a goroutine of its own so that the budget can end it
+	// (runtime.Goexit) from inside the property: rapid's shrinker cannot be
+	// stopped any other way, and candidates skipped instead pile up in its
+	// cache until the wall-clock bound.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
 		defer func() {
 			if r := recover(); r != nil && r != errStop {
 				tb.Errorf("panic: %v", r)
@@ -68,6 +81,10 @@ func Run(cfg Config, prop func(*rapid.T)) (Outcome, error) {
 		}()
 		rapid.Check(tb, prop)
 	}()
+	<-done
+	if budget != nil && budget.stopped {
+		budget.report()
+	}
 	out := Outcome{Passed: !tb.Failed(), Output: tb.lines}
 	if !out.Passed {
 		out.Failure, out.MinimalSteps = tb.failure()
@@ -117,29 +134,4 @@ func orDefault[T comparable](v, def T) T {
 		return def
 	}
 	return v
-}
-
-// budgeted wraps prop so that, once a test case has failed, at most runs
-// more run while rapid minimises: later candidates are skipped before
-// they touch a store, which rapid's shrinker takes as candidates that do
-// not reproduce. Which candidates ran then depends only on the seed and
-// the store's answers, not on the machine's speed, so the same seed
-// shrinks to the same sequence on a loaded machine. rapid's last run, which
-// logs the minimal case's output through the TB, is never skipped: a run
-// whose log reaches tb is that one (shrinking candidates log nowhere).
-func budgeted(prop func(*rapid.T), runs int, tb *captureTB) func(*rapid.T) {
-	failed, after := false, 0
-	return func(t *rapid.T) {
-		if failed && !tb.reaches(t) {
-			if after++; after > runs {
-				t.SkipNow()
-			}
-		}
-		defer func() {
-			if t.Failed() {
-				failed = true
-			}
-		}()
-		prop(t)
-	}
 }

@@ -1,0 +1,86 @@
+package rapidrun
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// A property that fails on any list holding a number over 1000, with a log
+// of its own like the engine's steps.
+func failingProperty(calls *int, log *[]string) func(*rapid.T) {
+	return func(t *rapid.T) {
+		*calls++
+		*log = nil
+		xs := rapid.SliceOfN(rapid.IntRange(0, 1<<20), 20, 60).Draw(t, "xs")
+		for i, x := range xs {
+			line := fmt.Sprintf("step: %d", x)
+			*log = append(*log, line)
+			t.Log(line)
+			if x > 1000 {
+				t.Fatalf("element %d is %d, over 1000", i, x)
+			}
+		}
+	}
+}
+
+// The budget stops minimisation after the runs it allows, however much
+// wall-clock time is left, and reports the smallest failing case rapid had
+// confirmed, with its message and steps.
+func TestShrinkBudgetStopsRapidAndReportsTheSmallestCase(t *testing.T) {
+	calls, log := 0, []string(nil)
+	out, err := Run(Config{Name: "budget", Seed: 5, Checks: 50, ShrinkRuns: 10, CaseLog: func() []string { return append([]string(nil), log...) }},
+		failingProperty(&calls, &log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Passed {
+		t.Fatal("a failing property passed")
+	}
+	if !strings.Contains(out.Failure, "over 1000") || !strings.Contains(strings.Join(out.Output, "\n"), "minimisation stopped after 10 test cases") {
+		t.Errorf("failure %q does not report the stopped minimisation; output:\n%s", out.Failure, strings.Join(out.Output, "\n"))
+	}
+	if calls > 1+11 {
+		// the first failure is the first test case at this seed and size
+		t.Errorf("%d test cases ran, want at most the failing one and the 10 (+1 that is stopped) of the budget", calls)
+	}
+	last := out.MinimalSteps[len(out.MinimalSteps)-1]
+	if !strings.Contains(last, "over 1000") || len(out.MinimalSteps) < 2 {
+		t.Errorf("minimal steps %q do not end with the failure", out.MinimalSteps)
+	}
+}
+
+// With budget to spare, rapid finishes and reports as it always does: the
+// same seed gives the same minimal case.
+func TestShrinkBudgetLeavesAFinishedShrinkAlone(t *testing.T) {
+	var steps [2][]string
+	for i := range steps {
+		calls, log := 0, []string(nil)
+		out, err := Run(Config{Name: "budget", Seed: 5, Checks: 50, ShrinkRuns: 100000, CaseLog: func() []string { return log }}, failingProperty(&calls, &log))
+		if err != nil || out.Passed {
+			t.Fatalf("run %d: err %v passed %v", i, err, out.Passed)
+		}
+		if strings.Contains(strings.Join(out.Output, "\n"), "minimisation stopped") {
+			t.Errorf("run %d: a finished shrink reported as stopped", i)
+		}
+		steps[i] = out.MinimalSteps
+	}
+	if strings.Join(steps[0], "|") != strings.Join(steps[1], "|") {
+		t.Errorf("same seed, different minimal cases:\n%q\n%q", steps[0], steps[1])
+	}
+}
+
+// failureMessage reads the message rapid keeps unexported; this pins it to
+// the rapid version go.mod names.
+func TestFailureMessageReadsRapidsField(t *testing.T) {
+	var got string
+	_, _ = Run(Config{Name: "field", Seed: 1, Checks: 1}, func(rt *rapid.T) {
+		defer func() { got = failureMessage(rt) }()
+		rt.Fatalf("the message")
+	})
+	if got != "the message" {
+		t.Errorf("failureMessage = %q, want %q", got, "the message")
+	}
+}
