@@ -219,10 +219,16 @@ func checkPartitions(ctx context.Context, h History, opt Options, rep *Report, r
 			rep.Illegal = append(rep.Illegal, k.String())
 			g := ErrLinearizability
 			what := "no linearization of its register operations exists (a stale read, a lost update or a wrong conflict)"
+			var atNS int64
 			if k.part == partTrace {
 				g, what = ErrTraceRing, "no linearization of its trace appends and reads exists"
+			} else if s := findStaleRead(h.Ops, k.exec); s != nil {
+				what, atNS = s.describe(), s.read.Call
 			}
 			rep.add(g, k.exec, "execution %s: %s", k.exec, what)
+			if n := len(rep.Violations); n > 0 && rep.Violations[n-1].Execution == k.exec {
+				rep.Violations[n-1].AtNS = atNS
+			}
 		case porcupine.Unknown:
 			rep.TimedOut = append(rep.TimedOut, k.String())
 		}

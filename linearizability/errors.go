@@ -85,6 +85,9 @@ type Violation struct {
 	Guarantee error
 	Execution string
 	Msg       string
+	// AtNS, when set, is when the operation that shows the violation was
+	// called (from the start of the run): the stale read.
+	AtNS int64
 }
 
 func (v *Violation) Error() string { return fmt.Sprintf("%v: %s", v.Guarantee, v.Msg) }

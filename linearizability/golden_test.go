@@ -128,3 +128,22 @@ func TestJSONLRoundTrip(t *testing.T) {
 		t.Fatalf("offline re-check: %v %v", err, rep)
 	}
 }
+
+// A register history with no linearization names the read that went back,
+// what it returned, what had been acknowledged before it, and when.
+func TestStaleReadIsNamedWithItsTime(t *testing.T) {
+	rep, err := CheckFile(context.Background(), filepath.Join("testdata", "stale_read.jsonl"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Violations) == 0 {
+		t.Fatal("no violation")
+	}
+	v := rep.Violations[0]
+	if want := "stale read: c1 load called at 0.000s returned v1, but v2 was acknowledged"; !strings.Contains(v.Msg, want) {
+		t.Errorf("violation %q does not say %q", v.Msg, want)
+	}
+	if v.AtNS != 50 {
+		t.Errorf("AtNS %d, want the stale load's call (50)", v.AtNS)
+	}
+}

@@ -182,6 +182,9 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 	out.Metrics["settle_ms"] = float64(after.settled.Milliseconds())
 	events := tl.Faults()
 	faultMetrics(out.Metrics, res, events)
+	if c := faultContext(firstViolationAt(res), events); c != "" && out.Verdict == reports.Fail && out.Guarantee == res.Guarantee {
+		out.Reason += " (" + c + ")"
+	}
 	out.Metrics["converged_at_index"] = float64(after.index)
 	if faultErr != nil {
 		out.Metrics["fault_errors"] = float64(strings.Count(faultErr.Error(), "\n") + 1)

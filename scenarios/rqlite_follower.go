@@ -104,7 +104,13 @@ func runFollowerRead(ctx context.Context, t Target, p Params) Result {
 		}
 	}
 	if out.Verdict == reports.Fail && out.Guarantee == linearizability.ErrLinearizability.Error() {
-		out.Reason = "reads at level " + string(rs.Level()) + " from " + follower + " while it was cut off: " + out.Reason
+		// Name the level, the node and what was in place when the read
+		// went back: at level none a follower lags even with no fault.
+		where := "reads at level " + string(rs.Level()) + " from " + follower
+		if c := faultContext(firstViolationAt(res), events); c != "" {
+			where += ", " + c
+		}
+		out.Reason = where + ": " + out.Reason
 	}
 	if res.Verdict == linearizability.Illegal {
 		visualizeFaults(ctx, p, res, events)
