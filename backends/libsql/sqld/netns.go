@@ -204,9 +204,40 @@ func (n *Namespace) Cut(ctx context.Context) error {
 	return run(ctx, "ip", "link", "set", n.hostIf, "down")
 }
 
-// Heal ends Cut.
+// linkUpBound bounds how long Heal waits for the veth to carry traffic
+// again: carrier comes back within milliseconds on an idle machine, but
+// the kernel brings it up asynchronously, and a loaded 2-core CI machine
+// was measured answering "down" right after "ip link set up" returned.
+const linkUpBound = 10 * time.Second
+
+// Heal ends Cut and returns once the host end of the link reports that it
+// carries traffic again (operstate up), or fails after linkUpBound.
 func (n *Namespace) Heal(ctx context.Context) error {
-	return run(ctx, "ip", "link", "set", n.hostIf, "up")
+	if err := run(ctx, "ip", "link", "set", n.hostIf, "up"); err != nil {
+		return err
+	}
+	return waitOperUp(ctx, n.hostIf, linkUpBound)
+}
+
+// waitOperUp polls the interface's operational state until it is up.
+func waitOperUp(ctx context.Context, ifname string, bound time.Duration) error {
+	deadline := time.Now().Add(bound)
+	state := ""
+	for time.Now().Before(deadline) {
+		b, err := os.ReadFile("/sys/class/net/" + ifname + "/operstate")
+		if err != nil {
+			return fmt.Errorf("link %s after heal: %w", ifname, err)
+		}
+		if state = strings.TrimSpace(string(b)); state == "up" {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return fmt.Errorf("link %s still %q %v after heal: the link did not come back", ifname, state, bound)
 }
 
 // Close deletes the namespace; its veth end goes with it and takes the
