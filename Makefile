@@ -7,7 +7,7 @@ OUT     ?= storecheck-out
 BIN     := bin/storecheck
 PKGS    := ./...
 
-.PHONY: all build run test test-short lint bench clean
+.PHONY: all build run test test-short lint bench soak clean
 
 all: lint test
 
@@ -34,6 +34,14 @@ lint:
 ## bench: Go benchmarks, benchstat-friendly (run twice or more and compare with benchstat).
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -count 1 $(PKGS)
+
+## soak: storecheck's false-alarm rate: the embedded backends (believed correct) × every
+## scenario that applies × SEEDS seeds, on a machine stress-ng loads; exits 1 on any false alarm.
+## Pass BACKENDS=URL,… to soak servers instead (docs/SOAK.md).
+SEEDS    ?= 20
+BACKENDS ?=
+soak: build
+	./$(BIN) soak --seeds $(SEEDS) $(if $(BACKENDS),--backends '$(BACKENDS)') --out $(OUT)/soak
 
 clean:
 	rm -rf bin $(OUT)

@@ -47,6 +47,7 @@ func commands() []command {
 		{"replay", "re-run one run of a summary.json from its seed, backend, scenario and options", replayCommand},
 		{"scenarios", "list the scenarios, one line each", scenariosCommand},
 		{"backends", "list the backend URL forms, one line each", backendsCommand},
+		{"soak", "measure false alarms: backends believed correct × scenarios × many seeds on a machine stress-ng loads; exit 1 on any false alarm", soakCommand},
 		{"mutants", "run the catalogue of deliberately broken stores; exit 1 if one survives or a correct backend is flagged", mutantsCommand},
 		{worker.Arg, "", workerCommand}, // hidden: the processes scenarios start, kill and stop
 	}

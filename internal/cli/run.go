@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"flag"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/storecheck/storecheck/backends"
+	"github.com/storecheck/storecheck/internal/runner"
 	"github.com/storecheck/storecheck/scenarios"
 )
 
@@ -151,7 +153,9 @@ func lookupScenarios(names []string) ([]scenarios.Scenario, bool, error) {
 
 func validateBackends(urls []string) error {
 	for _, u := range urls {
-		if err := backends.Validate(u); err != nil {
+		// A fresh folder is made per run for the placeholder; any existing
+		// folder stands in for it here.
+		if err := backends.Validate(strings.ReplaceAll(u, runner.DirPlaceholder, os.TempDir())); err != nil {
 			return usagef("%v", err)
 		}
 	}
