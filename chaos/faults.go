@@ -210,3 +210,54 @@ func (f Isolate) Available(on any) error { return onCluster{f}.Available(on) }
 func (f Isolate) Inject(ctx context.Context, on any, rng *rand.Rand) (Injection, error) {
 	return onCluster{f}.Inject(ctx, on, rng)
 }
+
+// StallLeader freezes the leader (SIGSTOP, docker pause) until another
+// node leads, holds it frozen while the new leader takes writes, and thaws
+// it. A leader paused past an election still believes it leads when it
+// wakes, until it next hears from the others: reads it serves from its
+// own state in that window (rqlite's level=weak) can miss writes the new
+// leader acknowledged. The window closes within milliseconds of the thaw,
+// when its lease check finds the others gone, so a read must already be
+// waiting at the frozen node to fall into it: OnResume, when set, is
+// called with the frozen node Gather before it is thawed, so that a
+// scenario can send its reads there and they queue up.
+type StallLeader struct {
+	OnResume func(id string)
+	Gather   time.Duration
+}
+
+func (StallLeader) Name() string                { return "stall-leader" }
+func (StallLeader) availableOn(c Cluster) error { return multiNode(c) }
+
+func (f StallLeader) injectOn(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		return Injection{}, err
+	}
+	inj := Injection{Target: leader, Heal: func(ctx context.Context) error {
+		if f.OnResume != nil {
+			f.OnResume(leader)
+			sleep(ctx, f.Gather)
+		}
+		if err := c.Resume(ctx, leader); err != nil {
+			return fmt.Errorf("resume %s: %w", leader, err)
+		}
+		return c.WaitHealthy(ctx, healthyWait)
+	}}
+	start := time.Now()
+	if err := c.Pause(ctx, leader); err != nil {
+		return inj, err
+	}
+	next, ms, err := timeNewLeader(ctx, c, leader, start)
+	if err != nil {
+		return inj, fmt.Errorf("after freezing leader %s: %w", leader, err)
+	}
+	inj.Detail = fmt.Sprintf("leader %s frozen; %s leads after %.0f ms; %s is thawed at the heal", leader, next, ms, leader)
+	inj.Metrics = map[string]float64{"new_leader_ms": ms}
+	return inj, nil
+}
+
+func (f StallLeader) Available(on any) error { return onCluster{f}.Available(on) }
+func (f StallLeader) Inject(ctx context.Context, on any, rng *rand.Rand) (Injection, error) {
+	return onCluster{f}.Inject(ctx, on, rng)
+}

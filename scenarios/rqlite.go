@@ -48,6 +48,7 @@ func rqliteScenarios() []Scenario {
 				return chaos.Schedule{Faults: faults, InOrder: true, Interval: 2 * time.Second, Duration: 2 * time.Second, Jitter: 0.2}
 			}),
 		followerReadScenario(),
+		leaderStallScenario(),
 	}
 }
 
@@ -55,6 +56,11 @@ func rqliteScenarios() []Scenario {
 // --duration is not given (--ops alone would end it before the faults had
 // a chance).
 const DefaultFaultDuration = 30 * time.Second
+
+// faultOpTimeout bounds each call of a fault scenario's workload: a call
+// stuck on a dead or frozen node ends as indeterminate after it, and its
+// client moves on to another node.
+const faultOpTimeout = 5 * time.Second
 
 // faultCheckTimeout bounds porcupine in a fault scenario; a history it
 // cannot decide in that time is reported, never passed.
@@ -124,7 +130,7 @@ func rqNotRun(ctx context.Context, format string, a ...any) *Result {
 func faultWorkload(t Target, p Params, name string, during func(context.Context, func() int64) error) workload.Config {
 	cfg := workload.Config{
 		Clients: p.Clients, Executions: p.Executions, Duration: p.Duration, Seed: p.Seed,
-		TraceMax: model.DefaultTraceMax, OpTimeout: 5 * time.Second, CheckTimeout: faultCheckTimeout,
+		TraceMax: model.DefaultTraceMax, OpTimeout: faultOpTimeout, CheckTimeout: faultCheckTimeout,
 		OutDir: p.OutDir, KeepArtifacts: true,
 		Scenario: name, Store: reports.Redact(t.URL), During: during,
 	}

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -33,14 +34,99 @@ func followerReadScenario() Scenario {
 	}
 }
 
-// readerStore is a store that can send its reads to one node.
+// readerStore is a store that can send its reads to chosen nodes.
 type readerStore interface {
 	clusterStore
-	ReadingFrom(id string, level rqlite.Level) (*managed.SplitStore, error)
+	RoutedReads(level rqlite.Level) (*managed.SplitStore, error)
 	Level() rqlite.Level
 }
 
+// readHazard is what a read-level scenario sets up on its cluster: where
+// its reads go, the faults that open the window, and how its reads are
+// described in a verdict.
+type readHazard struct {
+	sched chaos.Schedule
+	// where names the reads ("reads at level none from n2").
+	where string
+	// duration is the traffic's length when --duration is not given.
+	duration time.Duration
+}
+
 func runFollowerRead(ctx context.Context, t Target, p Params) Result {
+	return runReadHazard(ctx, t, p, "follower-read", func(ctx context.Context, ctl cluster.Control, level rqlite.Level, reads *managed.SplitStore) (readHazard, error) {
+		follower, err := pickFollower(ctx, ctl, p.Seed)
+		if err != nil {
+			return readHazard{}, fmt.Errorf("no follower to read from: %w", err)
+		}
+		if err := reads.Route(follower); err != nil {
+			return readHazard{}, err
+		}
+		return readHazard{
+			sched:    chaos.Schedule{Faults: []chaos.Fault{chaos.Isolate{Node: follower}}, Interval: time.Second, Duration: 8 * time.Second, Max: 2, Seed: p.Seed},
+			where:    "reads at level " + string(level) + " from " + follower,
+			duration: 20 * time.Second,
+		}, nil
+	})
+}
+
+// leaderStallScenario opens the paused-leader window: the leader is frozen
+// past an election, the new leader takes writes, and as the old one is
+// thawed every read is sent to it, at the URL's level. At level weak it
+// answers from its own state while it still believes it leads, and the
+// checker must report the stale reads; at linearizable and strong it must
+// confirm its leadership first, and the history must pass.
+func leaderStallScenario() Scenario {
+	return Scenario{
+		Name: "leader-stall",
+		Summary: "the leader is frozen (SIGSTOP) past an election while the new leader takes writes, then thawed with every read sent to it " +
+			"at the URL's level: level=none and weak must FAIL with stale reads caught, linearizable and strong must pass",
+		Needs: clusterNeeds(),
+		Run:   runLeaderStall,
+	}
+}
+
+// leaderStallHold is how long the frozen leader stays frozen once another
+// node leads. The clients' calls that were waiting on it when it froze end
+// only at faultOpTimeout (they are indeterminate: sent, unanswered); then
+// they move on to the new leader, which must acknowledge writes before the
+// thaw for a stale read to be possible: 2 s of them, hundreds of commits
+// on loopback.
+const leaderStallHold = faultOpTimeout + 2*time.Second
+
+// leaderStallDuration is the scenario's default traffic: three stalls
+// (interval, election, hold, gather: about 11 s each).
+const leaderStallDuration = 35 * time.Second
+
+// leaderStallGather is how long reads are sent to the frozen leader before
+// it is thawed: they wait in its sockets and are the first thing it serves
+// on waking. Each client's next read lands there within a few steps (a
+// step takes milliseconds), and a read waiting 300 ms stays well inside
+// the fault workload's 5 s call timeout.
+const leaderStallGather = 300 * time.Millisecond
+
+func runLeaderStall(ctx context.Context, t Target, p Params) Result {
+	return runReadHazard(ctx, t, p, "leader-stall", func(ctx context.Context, ctl cluster.Control, level rqlite.Level, reads *managed.SplitStore) (readHazard, error) {
+		leader, err := ctl.Leader(ctx)
+		if err != nil {
+			return readHazard{}, fmt.Errorf("no leader: %w", err)
+		}
+		if err := reads.Route(leader); err != nil {
+			return readHazard{}, err
+		}
+		stall := chaos.StallLeader{OnResume: func(id string) { _ = reads.Route(id) }, Gather: leaderStallGather}
+		return readHazard{
+			sched:    chaos.Schedule{Faults: []chaos.Fault{stall}, Interval: 2 * time.Second, Duration: leaderStallHold, Jitter: 0.2, Seed: p.Seed},
+			where:    "reads at level " + string(level) + " from the last leader frozen",
+			duration: leaderStallDuration,
+		}, nil
+	})
+}
+
+// runReadHazard runs a read-level scenario: the concurrent workload with
+// every read at the URL's level from the node setup routes it to, while
+// setup's schedule breaks the cluster; then the checks after the heal.
+func runReadHazard(ctx context.Context, t Target, p Params, name string,
+	setup func(context.Context, cluster.Control, rqlite.Level, *managed.SplitStore) (readHazard, error)) Result {
 	cs, fail := openCluster(ctx, t, p)
 	if fail != nil {
 		return *fail
@@ -52,39 +138,44 @@ func runFollowerRead(ctx context.Context, t Target, p Params) Result {
 	}
 	cl := cs.Cluster()
 	ctl := cluster.Control{Cluster: cl}
-	follower, err := pickFollower(ctx, ctl, p.Seed)
-	if err != nil {
-		return *rqNotRun(ctx, "no follower to read from: %v", err)
-	}
-	sched := chaos.Schedule{Faults: []chaos.Fault{chaos.Isolate{Node: follower}}, Interval: time.Second, Duration: 8 * time.Second, Max: 2, Seed: p.Seed}
-	if err := sched.Available(ctl); err != nil {
-		return *rqNotRun(ctx, "on this %s cluster: %v", cl.Kind(), err)
-	}
-	split, err := rs.ReadingFrom(follower, rs.Level())
+	split, err := rs.RoutedReads(rs.Level())
 	if err != nil {
 		return *rqNotRun(ctx, "%v", err)
 	}
 	defer split.Close()
+	hz, err := setup(ctx, ctl, rs.Level(), split)
+	if err != nil {
+		return *rqNotRun(ctx, "%v", err)
+	}
+	if err := hz.sched.Available(ctl); err != nil {
+		return *rqNotRun(ctx, "on this %s cluster: %v", cl.Kind(), err)
+	}
 	tl, err := folder(p).Timeline()
 	if err != nil {
 		return *rqNotRun(ctx, "%v", err)
 	}
 	var faultErr error
 	during := func(ctx context.Context, now func() int64) error {
-		faultErr = sched.Run(ctx, ctl, now, tl, progressHooks(p))
-		// The heal reads go to the follower too: let it catch up first.
-		_, err := cluster.WaitApplied(context.WithoutCancel(ctx), cl, appliedWait)
+		faultErr = hz.sched.Run(ctx, ctl, now, tl, progressHooks(p))
+		// The heal reads go to the same node: let it catch up first, to
+		// the file and not only to the applied index (see appliedWait).
+		ctx = context.WithoutCancel(ctx)
+		if _, err := cluster.WaitApplied(ctx, cl, appliedWait); err != nil {
+			return err
+		}
+		_, err := cluster.Barrier(ctx, cl, appliedWait)
 		return err
 	}
-	wcfg := faultWorkload(t, p, "follower-read", during)
-	// No standalone trace appends: while the follower is cut off at a
-	// strong level nearly every read fails, and hundreds of appends that no
-	// read orders make the trace ring's linearization search explode. The
-	// hazard is in the register reads; commits still append trace steps.
+	wcfg := faultWorkload(t, p, name, during)
+	// No standalone trace appends: while the node read from cannot answer
+	// at a strong level nearly every read fails, and hundreds of appends
+	// that no read orders make the trace ring's linearization search
+	// explode. The hazard is in the register reads; commits still append
+	// trace steps.
 	wcfg.Mix = workload.DefaultMix()
 	wcfg.Mix.AppendTrace = 0
 	if p.Duration == 0 {
-		wcfg.Duration = 20 * time.Second
+		wcfg.Duration = hz.duration
 	}
 	res, err := workload.Run(ctx, split, wcfg)
 	defer saveServerLogs(p, cl)
@@ -106,7 +197,7 @@ func runFollowerRead(ctx context.Context, t Target, p Params) Result {
 	if out.Verdict == reports.Fail && out.Guarantee == linearizability.ErrLinearizability.Error() {
 		// Name the level, the node and what was in place when the read
 		// went back: at level none a follower lags even with no fault.
-		where := "reads at level " + string(rs.Level()) + " from " + follower
+		where := hz.where
 		if c := faultContext(firstViolationAt(res), events); c != "" {
 			where += ", " + c
 		}

@@ -249,3 +249,37 @@ func TestVersionGuardMutantOnRealCluster(t *testing.T) {
 		})
 	}
 }
+
+// TestLeaderStall freezes the leader past an election, lets the new one
+// take writes, and sends every read to the old one as it thaws. At level
+// strong the old leader must confirm its leadership first: PASS. The
+// faults must each have seen a new leader elected in election time (the
+// leader search does not wait on the frozen node).
+func TestLeaderStall(t *testing.T) {
+	bin := needRqlited(t)
+	var o opened
+	dir := t.TempDir()
+	url := "rqlite+process:?nodes=3&level=strong&rqlited=" + bin
+	res := leaderStallScenario().Run(context.Background(), o.target(t, url),
+		Params{Seed: 1, OutDir: dir, Clients: 6, Executions: 2, Duration: 24 * time.Second})
+	t.Logf("%s %s %s", res.Verdict, res.Guarantee, res.Reason)
+	if res.Verdict != reports.Pass {
+		t.Fatalf("level strong: verdict %s (%s), want PASS", res.Verdict, res.Reason)
+	}
+	faults, err := evidence.ReadFaults(filepath.Join(dir, evidence.FaultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(faults) < 2 {
+		t.Fatalf("%d faults in 24 s, want at least 2: %+v", len(faults), faults)
+	}
+	for _, f := range faults {
+		if f.Fault != "stall-leader" || f.Error != "" {
+			t.Errorf("fault %+v", f)
+		}
+		if ms := f.Metrics["new_leader_ms"]; ms <= 0 || ms > 8000 {
+			t.Errorf("%s: a new leader after %.0f ms; rqlite elects in about 2 s", f.Target, ms)
+		}
+	}
+	o.assertCleanedUp(t)
+}

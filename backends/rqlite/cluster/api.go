@@ -115,16 +115,41 @@ func get(ctx context.Context, addr, path string) ([]byte, error) {
 // themselves leader, the one with the highest term (a deposed leader cut off
 // from the others may not know yet).
 func Leader(ctx context.Context, c Cluster) (Node, error) {
+	nodes := c.Nodes()
+	type answer struct {
+		node Node
+		st   Status
+		err  error
+	}
+	ctx, cancel := context.WithTimeout(ctx, leaderProbeTimeout)
+	defer cancel()
+	answers := make(chan answer, len(nodes))
+	for _, n := range nodes {
+		go func() {
+			st, err := GetStatus(ctx, n.HTTPAddr)
+			answers <- answer{n, st, err}
+		}()
+	}
 	var best Node
-	var term uint64
+	var bestTerm, maxTerm uint64
 	found := false
-	for _, n := range c.Nodes() {
-		st, err := GetStatus(ctx, n.HTTPAddr)
-		if err != nil || st.State != "Leader" {
+	answered := 0
+	for range nodes {
+		a := <-answers
+		if a.err != nil {
 			continue
 		}
-		if !found || st.Term > term {
-			best, term, found = n, st.Term, true
+		answered++
+		maxTerm = max(maxTerm, a.st.Term)
+		if a.st.State == "Leader" && (!found || a.st.Term > bestTerm) {
+			best, bestTerm, found = a.node, a.st.Term, true
+		}
+		// A node of a higher term than every node of an answering
+		// majority cannot exist (a majority voted it in, and a voter
+		// takes the term): the majority's leader of the highest term is
+		// the leader, whatever the silent nodes would say.
+		if found && bestTerm == maxTerm && answered > len(nodes)/2 {
+			return best, nil
 		}
 	}
 	if !found {
@@ -133,12 +158,23 @@ func Leader(ctx context.Context, c Cluster) (Node, error) {
 	return best, nil
 }
 
+// leaderProbeTimeout bounds the nodes' /status answers when looking for
+// the leader. The nodes are asked at once, and the answer is known as soon
+// as a majority has answered, so a frozen or cut-off node (which never
+// answers) delays nothing, where the HTTP client's 5 s per node in turn
+// made a new leader elected in 2 s look like one elected in 15 s. A live node answers /status on loopback
+// in milliseconds, and in well under a second on a 2-core machine loaded
+// to a load average of 8 (measured while the soak ran).
+const leaderProbeTimeout = 2 * time.Second
+
 // WaitLeader polls until some node other than except leads and answers
 // /readyz, for at most timeout.
 func WaitLeader(ctx context.Context, c Cluster, except string, timeout time.Duration) (Node, error) {
 	var last error
+	var leader Node
 	err := poll(ctx, timeout, func(ctx context.Context) bool {
 		n, err := Leader(ctx, c)
+		leader = n
 		if err == nil && n.ID == except {
 			err = fmt.Errorf("%s still leads", except)
 		}
@@ -153,7 +189,7 @@ func WaitLeader(ctx context.Context, c Cluster, except string, timeout time.Dura
 	if err != nil {
 		return Node{}, fmt.Errorf("wait for a leader: %w (last: %v)", err, last)
 	}
-	return Leader(ctx, c)
+	return leader, nil
 }
 
 // WaitReady polls until every node answers /readyz, for at most timeout.
