@@ -129,7 +129,7 @@ func TestScheduleHealsEverything(t *testing.T) {
 	if b := c.broken(); len(b) > 0 {
 		t.Errorf("left broken: %v", b)
 	}
-	if len(injected) != 10 || injected[0] != "kill-leader" || injected[4] != "step-down" {
+	if len(injected) != 10 || injected[0] != "kill-leader" || injected[1] != "kill-follower" || injected[5] != "step-down" || injected[6] != "stall-leader" {
 		t.Errorf("injected %v", injected)
 	}
 	faults, err := folder.ReadFaults()
@@ -143,6 +143,36 @@ func TestScheduleHealsEverything(t *testing.T) {
 	}
 	if ev := tl.Faults()[0]; ev.Metrics["new_leader_ms"] < 0 || ev.Detail == "" {
 		t.Errorf("kill-leader event %+v", ev)
+	}
+}
+
+// TestStallLeaderRoutesBeforeTheThaw: the frozen leader is handed to
+// OnResume while it is still frozen, and thawed after.
+func TestStallLeaderRoutesBeforeTheThaw(t *testing.T) {
+	c := newFake()
+	var frozenAtRoute bool
+	var routed string
+	f := StallLeader{OnResume: func(id string) {
+		routed = id
+		c.mu.Lock()
+		frozenAtRoute = c.paused[id]
+		c.mu.Unlock()
+	}}
+	inj, err := f.Inject(context.Background(), c, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inj.Target != "n1" || c.leader == "n1" || inj.Metrics["new_leader_ms"] < 0 {
+		t.Errorf("injection %+v, leader now %s", inj, c.leader)
+	}
+	if err := inj.Heal(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if routed != "n1" || !frozenAtRoute {
+		t.Errorf("OnResume got %q (frozen then: %v), want n1 while frozen", routed, frozenAtRoute)
+	}
+	if b := c.broken(); len(b) > 0 {
+		t.Errorf("left broken: %v", b)
 	}
 }
 

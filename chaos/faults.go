@@ -25,6 +25,9 @@ var (
 	// StepDown asks the leader to hand over (POST /leader) and measures the
 	// time to the new leader; nothing to heal.
 	StepDown Fault = onCluster{stepDown{}}
+	// KillFollower SIGKILLs (docker kills) a follower and heals by starting
+	// it again on its data: it must catch up on what it missed.
+	KillFollower Fault = onCluster{killFollower{}}
 )
 
 // Restart stops one node gracefully and heals by starting it again; a
@@ -33,7 +36,20 @@ type Restart struct{ Node string }
 
 // All lists the faults that pick their own target.
 func All() []Fault {
-	return []Fault{KillLeader, StallFollower, IsolateLeader, IsolateFollower, StepDown}
+	return []Fault{KillLeader, KillFollower, StallFollower, IsolateLeader, IsolateFollower, StepDown, StallLeader{}}
+}
+
+type killFollower struct{}
+
+func (killFollower) Name() string                { return "kill-follower" }
+func (killFollower) availableOn(c Cluster) error { return multiNode(c) }
+func (killFollower) injectOn(ctx context.Context, c Cluster, rng *rand.Rand) (Injection, error) {
+	id, err := pickFollower(ctx, c, rng)
+	if err != nil {
+		return Injection{}, err
+	}
+	inj := Injection{Target: id, Detail: "SIGKILL follower " + id, Heal: restartHeal(c, id)}
+	return inj, c.Kill(ctx, id)
 }
 
 type killLeader struct{}

@@ -47,6 +47,10 @@ func rqliteScenarios() []Scenario {
 				}
 				return chaos.Schedule{Faults: faults, InOrder: true, Interval: 2 * time.Second, Duration: 2 * time.Second, Jitter: 0.2}
 			}),
+		faultScenario("mixed-faults", "one seeded schedule of mixed faults — a follower or the leader SIGKILLed (docker kill) and restarted, a follower frozen, the leader asked to step down — under the concurrent workload",
+			func(cluster.Cluster) chaos.Schedule {
+				return chaos.Schedule{Faults: []chaos.Fault{chaos.KillFollower, chaos.KillLeader, chaos.StallFollower, chaos.StepDown}, Interval: 2 * time.Second, Duration: 3 * time.Second, Jitter: 0.3}
+			}),
 		followerReadScenario(),
 		leaderStallScenario(),
 	}
