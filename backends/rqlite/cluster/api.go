@@ -25,6 +25,9 @@ type Status struct {
 	AppliedIndex, CommitIndex uint64
 	// LeaderID is the node it believes leads, "" for none.
 	LeaderID string
+	// Version and Commit are the server's build, as it reports them
+	// ("unknown" for a build without release flags).
+	Version, Commit string
 }
 
 // GetStatus reads GET /status of the node at addr.
@@ -34,6 +37,10 @@ func GetStatus(ctx context.Context, addr string) (Status, error) {
 		return Status{}, err
 	}
 	var raw struct {
+		Build struct {
+			Version string `json:"version"`
+			Commit  string `json:"commit"`
+		} `json:"build"`
 		Store struct {
 			Raft   map[string]any `json:"raft"`
 			Leader struct {
@@ -46,7 +53,7 @@ func GetStatus(ctx context.Context, addr string) (Status, error) {
 	if err := dec.Decode(&raw); err != nil {
 		return Status{}, fmt.Errorf("status of %s: %w", addr, err)
 	}
-	st := Status{LeaderID: raw.Store.Leader.NodeID}
+	st := Status{LeaderID: raw.Store.Leader.NodeID, Version: raw.Build.Version, Commit: raw.Build.Commit}
 	st.State, _ = raw.Store.Raft["state"].(string)
 	for key, dst := range map[string]*uint64{"term": &st.Term, "applied_index": &st.AppliedIndex, "commit_index": &st.CommitIndex} {
 		// hashicorp/raft reports its stats as strings; accept numbers too.

@@ -26,6 +26,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -89,6 +91,28 @@ type Config struct {
 	LogDir string
 	// ReadyTimeout bounds the wait for a leader after start; 0 means 60s.
 	ReadyTimeout time.Duration
+	// ServerFlags are passed to every rqlited after the flags the cluster
+	// sets itself (e.g. "-raft-snap=50", which makes a returning node take
+	// the snapshot path); see CheckServerFlag.
+	ServerFlags []string
+}
+
+// ownFlags are the rqlited flags the cluster sets itself: a server flag
+// may not override them (the cluster would lose track of its nodes).
+var ownFlags = []string{"node-id", "http-addr", "http-adv-addr", "raft-addr", "raft-adv-addr", "bootstrap-expect", "join"}
+
+// CheckServerFlag says why flag cannot be passed to rqlited, or nil: it
+// must be one -name=value (so that nothing becomes a positional argument,
+// such as the data folder) and not one the cluster sets itself.
+func CheckServerFlag(flag string) error {
+	name, value, ok := strings.Cut(strings.TrimLeft(flag, "-"), "=")
+	if !strings.HasPrefix(flag, "-") || !ok || name == "" || value == "" {
+		return fmt.Errorf("server flag %q: want -name=value", flag)
+	}
+	if slices.Contains(ownFlags, name) {
+		return fmt.Errorf("server flag %q: storecheck sets -%s itself", flag, name)
+	}
+	return nil
 }
 
 func (c Config) normalize() (Config, error) {
@@ -100,6 +124,11 @@ func (c Config) normalize() (Config, error) {
 	}
 	if c.ReadyTimeout == 0 {
 		c.ReadyTimeout = 60 * time.Second
+	}
+	for _, f := range c.ServerFlags {
+		if err := CheckServerFlag(f); err != nil {
+			return c, err
+		}
 	}
 	return c, nil
 }

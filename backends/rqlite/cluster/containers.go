@@ -193,6 +193,7 @@ func (c *Containers) startNode(ctx context.Context, id string, hostPort int, joi
 	if c.cfg.Nodes > 1 {
 		args = append(args, "-bootstrap-expect", strconv.Itoa(c.cfg.Nodes), "-join", strings.Join(join, ","))
 	}
+	args = append(args, c.cfg.ServerFlags...)
 	args = append(args, containerData)
 	port := mnetwork.MustParsePort("4001/tcp")
 	req := testcontainers.GenericContainerRequest{

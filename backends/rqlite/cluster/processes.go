@@ -109,6 +109,7 @@ func StartProcesses(ctx context.Context, bin string, cfg Config) (_ *Processes, 
 		if cfg.Nodes > 1 {
 			pr.args = append(pr.args, "-bootstrap-expect", strconv.Itoa(cfg.Nodes), "-join", strings.Join(join, ","))
 		}
+		pr.args = append(pr.args, cfg.ServerFlags...)
 		pr.args = append(pr.args, pr.data)
 		if err := os.MkdirAll(pr.data, 0o755); err != nil {
 			return nil, fmt.Errorf("data folder of %s: %w", pr.node.ID, err)

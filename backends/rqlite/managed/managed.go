@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/storecheck/storecheck/backends/internal/logdir"
@@ -44,11 +45,13 @@ type Options struct {
 	// cluster.BuildImage builds a throwaway FROM-scratch image from
 	// Rqlited.
 	Image string
+	// Flags are passed to every rqlited (flags=-raft-snap=50,-raft-snap-int=1s).
+	Flags []string
 }
 
 // Parse reads the part of a managed URL after the scheme's colon:
-// ?nodes=N&level=L&guard=G&rqlited=PATH&image=IMAGE (image for containers
-// only).
+// ?nodes=N&level=L&guard=G&rqlited=PATH&image=IMAGE&flags=F,F… (image for
+// containers only; flags are rqlited flags, -name=value, comma-separated).
 func Parse(kind, rest string) (Options, error) {
 	o := Options{Kind: kind, Nodes: 3, Level: rqlite.LevelStrong}
 	scheme := "rqlite+" + kind
@@ -83,6 +86,13 @@ func Parse(kind, rest string) (Options, error) {
 			o.Rqlited = v[0]
 		case k == "image" && kind == Container:
 			o.Image = v[0]
+		case k == "flags":
+			for _, f := range strings.Split(v[0], ",") {
+				if err := cluster.CheckServerFlag(f); err != nil {
+					return o, fmt.Errorf("%s: %w", scheme, err)
+				}
+				o.Flags = append(o.Flags, f)
+			}
 		default:
 			return o, fmt.Errorf("%s: unknown parameter %q", scheme, k)
 		}
@@ -104,8 +114,9 @@ func cutQuery(rest string) (string, bool) {
 // Store is the rqlite store over a cluster it owns.
 type Store struct {
 	*rqlite.Store
-	cl  cluster.Cluster
-	cfg model.Config
+	cl      cluster.Cluster
+	cfg     model.Config
+	servers []string
 
 	once     sync.Once
 	closeErr error
@@ -124,15 +135,39 @@ func Open(ctx context.Context, opt Options, cfg model.Config) (*Store, error) {
 	if err != nil {
 		return nil, errors.Join(err, cl.Close())
 	}
-	return &Store{Store: s, cl: cl, cfg: cfg}, nil
+	return &Store{Store: s, cl: cl, cfg: cfg, servers: describe(ctx, cl, opt)}, nil
 }
+
+// describe says which servers the store runs on, for the report: the
+// rqlited build the nodes report, how many, of which kind, and the flags
+// passed to them.
+func describe(ctx context.Context, cl cluster.Cluster, opt Options) []string {
+	build := "rqlited (version not reported)"
+	for _, n := range cl.Nodes() {
+		if st, err := cluster.GetStatus(ctx, n.HTTPAddr); err == nil && st.Version != "" {
+			build = "rqlited " + st.Version
+			if st.Commit != "" && st.Commit != "unknown" {
+				build += " (" + st.Commit + ")"
+			}
+			break
+		}
+	}
+	d := fmt.Sprintf("%s, %d %s nodes", build, len(cl.Nodes()), cl.Kind())
+	if len(opt.Flags) > 0 {
+		d += ", flags " + strings.Join(opt.Flags, " ")
+	}
+	return []string{d}
+}
+
+// Servers says which servers the store runs on.
+func (s *Store) Servers() []string { return s.servers }
 
 // startCluster starts the cluster; process nodes write their logs into the
 // folder ctx carries (backends.WithLogDir), where they outlive a failed
 // start. Containers' logs stay with Docker; a failed start quotes their
 // last lines.
 func startCluster(ctx context.Context, opt Options) (cluster.Cluster, error) {
-	ccfg := cluster.Config{Nodes: opt.Nodes, LogDir: logdir.From(ctx)}
+	ccfg := cluster.Config{Nodes: opt.Nodes, LogDir: logdir.From(ctx), ServerFlags: opt.Flags}
 	switch opt.Kind {
 	case Process:
 		bin, err := cluster.FindRqlited(opt.Rqlited)

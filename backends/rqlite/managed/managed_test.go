@@ -2,10 +2,13 @@ package managed
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"math/rand/v2"
+	"net/http"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -142,10 +145,46 @@ func TestParse(t *testing.T) {
 	if o, err := Parse(Container, "?image=build"); err != nil || o.Image != cluster.BuildImage {
 		t.Fatalf("image: %+v %v", o, err)
 	}
-	for _, bad := range []string{"nodes=3", "?nodes=0", "?nodes=10", "?level=x", "?image=i", "?x=1"} {
+	if o, err := Parse(Process, "?flags=-raft-snap=10,-raft-snap-int=1s"); err != nil || strings.Join(o.Flags, " ") != "-raft-snap=10 -raft-snap-int=1s" {
+		t.Fatalf("flags: %+v %v", o, err)
+	}
+	for _, bad := range []string{"nodes=3", "?nodes=0", "?nodes=10", "?level=x", "?image=i", "?x=1",
+		"?flags=-join=x:1", "?flags=-http-addr=1", "?flags=raft-snap=1", "?flags=-raft-snap", "?flags=-raft-snap=1,/data"} {
 		if _, err := Parse(Process, bad); err == nil {
 			t.Errorf("Parse(process, %q) accepted", bad)
 		}
+	}
+}
+
+// TestServerFlagsReachRqlited: flags from the URL reach every rqlited (its
+// /status reports the snapshot threshold asked for), and the store says
+// which build and flags it runs on.
+func TestServerFlagsReachRqlited(t *testing.T) {
+	bin := needRqlited(t)
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Kind: Process, Nodes: 3, Rqlited: bin, Flags: []string{"-raft-snap=7"}}, model.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for _, n := range s.Cluster().Nodes() {
+		body, err := http.Get("http://" + n.HTTPAddr + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var st struct {
+			Store struct {
+				Threshold json.Number `json:"snapshot_threshold"`
+			} `json:"store"`
+		}
+		err = json.NewDecoder(body.Body).Decode(&st)
+		body.Body.Close()
+		if err != nil || st.Store.Threshold != "7" {
+			t.Errorf("%s: snapshot threshold %q (%v), want 7", n.ID, st.Store.Threshold, err)
+		}
+	}
+	if srv := strings.Join(s.Servers(), "; "); !strings.HasPrefix(srv, "rqlited ") || !strings.Contains(srv, "3 process nodes, flags -raft-snap=7") {
+		t.Errorf("servers %q", srv)
 	}
 }
 
