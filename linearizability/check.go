@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -234,7 +235,7 @@ func checkPartitions(ctx context.Context, h History, opt Options, rep *Report, r
 		}
 	}
 	if n := len(rep.TimedOut); n > 0 {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("porcupine did not decide %d partitions within %v", n, timeout))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("porcupine did not decide %d partitions within %v: %s", n, timeout, strings.Join(rep.TimedOut, ", ")))
 	}
 	if err := ctx.Err(); err != nil {
 		rep.Notes = append(rep.Notes, "linearizability check stopped early: "+err.Error())

@@ -98,6 +98,7 @@ func (g *globalChecker) checkRows() {
 		return
 	}
 	g.dedupe()
+	g.atomicReads()
 	g.queue(outboxQueue(g))
 	g.queue(spawnQueue(g))
 	g.timers()

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/storecheck/storecheck/model"
@@ -172,5 +174,44 @@ func TestReusedWitnessIsMalformed(t *testing.T) {
 	c.Input.Data = commitOp(t, &h, "t1").Input.Data
 	if _, err := Check(context.Background(), h, Options{}); !errors.Is(err, ErrMalformed) {
 		t.Fatalf("got %v, want ErrMalformed", err)
+	}
+}
+
+// A load_for_event answer that shows part of a commit — its row without its
+// dedupe marker, or its marker with an older row — breaks atomicity; the
+// whole commit, or none of it, is fine.
+func TestAtomicVisibility(t *testing.T) {
+	base := baseHistory(t)
+	t3 := commitOp(t, &base, "t3")
+	t1 := commitOp(t, &base, "t1")
+	probe := func(version int64, data string, processed bool) History {
+		h := History{Meta: base.Meta, Ops: slices.Clone(base.Ops)}
+		h.Ops = append(h.Ops, Operation{
+			Client: 9, Kind: KindLoadForEvent, Execution: "e1", Input: Input{EventID: "t3/p"},
+			Output: Output{Outcome: OutcomeOK, Exists: true, Version: version, Data: data, Processed: processed},
+			Call:   t3.Call, Return: t3.Return,
+		})
+		return h
+	}
+	for _, c := range []struct {
+		name string
+		h    History
+		want bool
+	}{
+		{"whole commit", probe(2, t3.Input.Data, true), false},
+		{"none of it", probe(1, t1.Input.Data, false), false},
+		{"row without its marker", probe(2, t3.Input.Data, false), true},
+		{"marker without its row", probe(1, t1.Input.Data, true), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep, err := Check(context.Background(), c.h, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := errors.Is(rep.Err, ErrAtomicity) && strings.Contains(fmt.Sprint(rep.Err), "part of a commit")
+			if got != c.want {
+				t.Fatalf("atomicity violation %v, want %v: %v", got, c.want, rep.Err)
+			}
+		})
 	}
 }

@@ -35,11 +35,12 @@ type worker struct {
 	stale  map[string]bool     // the newest view may be outdated
 	events map[string][]string // event ids committed, for re-delivery
 	due    []model.DueTimer    // what the last sweep saw, for stale deletes
+	flying *inflight           // the commits in flight, shared by the clients
 }
 
-func newWorker(idx int, cfg *Config, c *linearizability.Client, execs []string) *worker {
+func newWorker(idx int, cfg *Config, c *linearizability.Client, execs []string, flying *inflight) *worker {
 	return &worker{
-		idx: idx, cfg: cfg, c: c, execs: execs, plan: newPlan(cfg, idx),
+		idx: idx, cfg: cfg, c: c, execs: execs, plan: newPlan(cfg, idx), flying: flying,
 		views: map[string][]view{}, stale: map[string]bool{}, events: map[string][]string{},
 	}
 }
@@ -154,6 +155,9 @@ func (w *worker) commitFrom(ctx context.Context, exec string, from view, event *
 	}
 	octx, cancel := w.op(ctx)
 	defer cancel()
+	if b.ProcessedEventID != nil {
+		defer w.flying.begin(exec, *b.ProcessedEventID)()
+	}
 	err := w.c.Commit(octx, exe, b)
 	w.committed(exec, from, token, err)
 	return err
@@ -221,10 +225,17 @@ func (w *worker) load(ctx context.Context, exec string) error {
 	return err
 }
 
+// loadForEvent probes an event: the event of a commit another client has
+// in flight on exec, when there is one (a reader inside a commit must see
+// all of it or nothing), else one of this client's.
 func (w *worker) loadForEvent(ctx context.Context, exec string) error {
+	event := w.eventID(exec)
+	if e := w.flying.event(exec); e != "" {
+		event = e
+	}
 	octx, cancel := w.op(ctx)
 	defer cancel()
-	_, _, err := w.c.LoadForEvent(octx, exec, w.eventID(exec))
+	_, _, err := w.c.LoadForEvent(octx, exec, event)
 	return err
 }
 

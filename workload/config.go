@@ -91,7 +91,7 @@ type Mix struct {
 	Save         int // save from the last version seen
 	Deliver      int // load_for_event, then commit with the event unless processed
 	Load         int
-	LoadForEvent int // a probe only
+	LoadForEvent int // a probe only, aimed at a commit in flight
 	IsProcessed  int
 	ReadTrace    int
 	AppendTrace  int
@@ -103,7 +103,7 @@ type Mix struct {
 // DefaultMix is a write-heavy mix that exercises every operation.
 func DefaultMix() Mix {
 	return Mix{
-		Commit: 25, StaleCommit: 5, Save: 4, Deliver: 10, Load: 15, LoadForEvent: 4,
+		Commit: 25, StaleCommit: 5, Save: 4, Deliver: 10, Load: 15, LoadForEvent: 10,
 		IsProcessed: 4, ReadTrace: 10, AppendTrace: 6, Relay: 8, SpawnRelay: 4, Sweep: 5,
 	}
 }

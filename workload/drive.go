@@ -38,13 +38,14 @@ func drive(ctx context.Context, rec *linearizability.Recorder, cfg Config) (int,
 	errs := make([]error, cfg.Clients)
 	var steps atomic.Int64
 	var wg sync.WaitGroup
+	flying := newInflight()
 	for i := range cfg.Clients {
 		c := rec.Client()
 		if n := len(cfg.Replicas); n > 0 {
 			r := cfg.Replicas[i%n]
 			c = rec.NewClient(linearizability.ClientOptions{Store: r, Replica: r.Name(), ReadYourWrites: r.ReadYourWrites()})
 		}
-		w := newWorker(cfg.FirstClient+i, &cfg, c, execs)
+		w := newWorker(cfg.FirstClient+i, &cfg, c, execs, flying)
 		wg.Go(func() {
 			errs[i] = w.run(ctx, deadline)
 			steps.Add(int64(w.done))

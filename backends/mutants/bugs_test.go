@@ -214,7 +214,7 @@ func TestDemos(t *testing.T) {
 // The correct twin, and the two mutants whose bugs need concurrency, pass
 // the whole sequential conformance suite.
 func TestSequentialSuite(t *testing.T) {
-	for _, name := range []string{"guarded-upsert", "read-check-write", "split-commit"} {
+	for _, name := range []string{"guarded-upsert", "read-check-write", "split-commit", "split-visible"} {
 		t.Run(name, func(t *testing.T) {
 			conformance.Run(t, func(ctx context.Context, cfg model.Config) (model.Store, error) {
 				return backends.Open(ctx, "mutant:"+name, cfg)

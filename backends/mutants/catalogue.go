@@ -98,6 +98,11 @@ func Catalogue() []Mutant {
 			wrap:       wrapReadCheckWrite,
 		},
 		{
+			Name:   "split-visible",
+			Breaks: "atomic visibility (no reader sees part of a commit): the execution row and its side-writes commit in two transactions under a lock every writer takes, so writers only ever see whole commits, but a reader between the two sees the new version without its dedupe marker, outbox entries, timers and trace step.",
+			wrap:   wrapSplitVisible,
+		},
+		{
 			Name:    "guarded-upsert",
 			Breaks:  "nothing: the rqlite seed's statement list (a guarded upsert, every side-write guarded on data = ours) run as one SQLite transaction, the correct twin of version-guard.",
 			Correct: true,

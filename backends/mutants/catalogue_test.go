@@ -35,7 +35,7 @@ func TestCatalogue(t *testing.T) {
 	}
 	for _, want := range []string{"blind-write", "version-guard", "split-commit", "dedupe-before-cas", "trace-off-by-one",
 		"trace-index-reset", "stale-timer-sweep", "due-timers-strict", "outbox-unordered", "page-skip",
-		"version-not-restored", "stale-read", "read-check-write"} {
+		"version-not-restored", "stale-read", "read-check-write", "split-visible"} {
 		if !seen[want] {
 			t.Errorf("mutant %s is missing", want)
 		}

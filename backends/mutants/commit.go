@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sync"
 	"sync/atomic"
 
 	"github.com/storecheck/storecheck/backends/rqlite/guarded"
@@ -64,6 +65,46 @@ func (s *splitCommit) Commit(ctx context.Context, exe *model.Execution, b model.
 	}
 	exe.Version = row.Version
 	return nil
+}
+
+// splitVisible is splitCommit with every commit under one lock: writers
+// are serialized, so none builds on a half-applied commit and the final
+// tables are right; only a reader between the two transactions sees part
+// of a commit.
+type splitVisible struct {
+	split *splitCommit
+	mu    sync.Mutex
+}
+
+func wrapSplitVisible(ctx context.Context, b *base, cfg model.Config) (model.Store, error) {
+	inner, err := wrapSplitCommit(ctx, b, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &splitVisibleStore{base: b, v: &splitVisible{split: inner.(*splitCommit)}}, nil
+}
+
+// splitVisibleStore is the store: the base's reads and side operations,
+// splitVisible's commits.
+type splitVisibleStore struct {
+	*base
+	v *splitVisible
+}
+
+// SetTraceMax implements model.TraceMaxSetter.
+func (s *splitVisibleStore) SetTraceMax(n int) { s.v.split.SetTraceMax(n) }
+
+// Save implements model.Store.
+func (s *splitVisibleStore) Save(ctx context.Context, exe *model.Execution) error {
+	return s.Commit(ctx, exe, model.Batch{})
+}
+
+// Commit implements model.Store: splitCommit's two transactions, one
+// writer at a time.
+func (s *splitVisibleStore) Commit(ctx context.Context, exe *model.Execution, b model.Batch) error {
+	s.v.mu.Lock()
+	defer s.v.mu.Unlock()
+	return s.v.split.Commit(ctx, exe, b)
 }
 
 // dedupeBeforeCAS records the processed event before the commit.
