@@ -12,7 +12,7 @@ PKGS    := ./...
 all: lint test
 
 build:
-	$(GO) build -o $(BIN) ./cmd/storecheck
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/storecheck
 
 ## run: the main job on the embedded default (memory, sqlite, libsql); no servers needed.
 run: build

@@ -23,9 +23,12 @@ const maxLinks = 24
 // report is everything the rendered files show. Every text in it has been
 // redacted.
 type report struct {
-	Seed      uint64
-	Command   string
-	Date      time.Time
+	Seed    uint64
+	Command string
+	Date    time.Time
+	// Made says which storecheck, Go and host made the summary ("" for a
+	// summary older than the field).
+	Made      string
 	Overall   Verdict
 	Counts    []verdictCount
 	Backends  []string
@@ -61,7 +64,7 @@ type link struct {
 // that cannot be read is a note on the run, not an error: the report of a
 // failing release must still be written.
 func load(dir string, s *Summary, date time.Time) *report {
-	rep := &report{Seed: s.Seed, Command: redactText(s.Command), Date: date.UTC()}
+	rep := &report{Seed: s.Seed, Command: redactText(s.Command), Date: date.UTC(), Made: made(s)}
 	counts := map[Verdict]int{}
 	for i, r := range s.Runs {
 		v := &runView{Index: i + 1, Run: redactRun(r)}
@@ -195,4 +198,24 @@ func hrefJoin(rel, name string) string {
 		segs = append(segs, url.PathEscape(s))
 	}
 	return strings.Join(segs, "/")
+}
+
+// made describes the binary and machine behind a summary, in one line.
+func made(s *Summary) string {
+	if s.Storecheck == nil {
+		return ""
+	}
+	out := "storecheck " + s.Storecheck.Version
+	if r := s.Storecheck.Revision; r != "" {
+		out += " (" + r[:min(12, len(r))]
+		if s.Storecheck.Modified {
+			out += ", modified"
+		}
+		out += ")"
+	}
+	out += ", " + s.Storecheck.Go
+	if h := s.Host; h != nil {
+		out += fmt.Sprintf(", %s/%s, %d CPUs", h.OS, h.Arch, h.CPUs)
+	}
+	return out
 }

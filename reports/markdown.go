@@ -37,6 +37,9 @@ func renderMarkdown(rep *report) ([]byte, error) {
 	if rep.Command != "" {
 		fmt.Fprintf(&b, "Command: %s\n\n", mdCode(rep.Command))
 	}
+	if rep.Made != "" {
+		fmt.Fprintf(&b, "Made by %s\n\n", rep.Made)
+	}
 	b.WriteString("| Backend | Scenario | Verdict | Ops | Throughput (ops/s) | p99 commit (ms) | Conflict rate |\n")
 	b.WriteString("|---|---|---|--:|--:|--:|--:|\n")
 	for _, v := range rep.Runs {

@@ -33,11 +33,21 @@ const (
 
 // Summary is summary.json.
 type Summary struct {
+	// Schema is SchemaVersion when the summary was written.
+	Schema  int    `json:"schema,omitempty"`
 	Seed    uint64 `json:"seed"`
 	Command string `json:"command,omitempty"`
-	// Started is when the command began (UTC).
-	Started time.Time `json:"started,omitzero"`
-	Runs    []Run     `json:"runs"`
+	// Started and Finished are when the command began and ended (UTC).
+	Started  time.Time `json:"started,omitzero"`
+	Finished time.Time `json:"finished,omitzero"`
+	// Verdict is the overall verdict (Overall) and Counts the runs per
+	// verdict.
+	Verdict Verdict         `json:"verdict,omitempty"`
+	Counts  map[Verdict]int `json:"counts,omitempty"`
+	// Storecheck and Host say which binary made the summary, and where.
+	Storecheck *Build `json:"storecheck,omitempty"`
+	Host       *Host  `json:"host,omitempty"`
+	Runs       []Run  `json:"runs"`
 }
 
 // Run is one backend × scenario entry of a summary.

@@ -48,6 +48,7 @@ func commands() []command {
 		{"scenarios", "list the scenarios, one line each", scenariosCommand},
 		{"backends", "list the backend URL forms, one line each", backendsCommand},
 		{"soak", "measure false alarms: backends believed correct × scenarios × many seeds on a machine stress-ng loads; exit 1 on any false alarm", soakCommand},
+		{"version", "print storecheck's version, VCS revision and Go version", versionCommand},
 		{"mutants", "run the catalogue of deliberately broken stores; exit 1 if one survives or a correct backend is flagged", mutantsCommand},
 		{worker.Arg, "", workerCommand}, // hidden: the processes scenarios start, kill and stop
 	}

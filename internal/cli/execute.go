@@ -64,6 +64,7 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 	if then != nil {
 		then(sum)
 	}
+	sum.Finish(build(), host(), time.Now())
 	path := filepath.Join(o.dir, "summary.json")
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
