@@ -9,6 +9,7 @@ require (
 	github.com/moby/moby/api v1.56.1
 	github.com/moby/moby/client v0.6.2
 	github.com/rqlite/gorqlite v0.0.0-20261020015727-7224ce2bd419
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/testcontainers/testcontainers-go v0.45.0
 	github.com/tursodatabase/go-libsql v0.0.0-20251219133454-43644db490ff
 	gonum.org/v1/plot v0.17.0

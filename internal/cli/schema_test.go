@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Every summary.json validates against the schema docs/ ships: a passing
+// and a failing run, conformance and concurrent, and a replay's.
+func TestSummaryMatchesSchema(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	schema, err := c.Compile(filepath.Join("..", "..", "docs", "summary.schema.json"))
+	if err != nil {
+		t.Fatalf("docs/summary.schema.json: %v", err)
+	}
+	dir := t.TempDir()
+	run(t, "run", "--backend", "memory:", "--backend", "mutant:blind-write?path="+filepath.Join(dir, "m.db"),
+		"--scenario", "conformance,concurrent", "--checks", "20", "--ops", "300", "--seed", "4", "--out", dir, "--quiet")
+	replayed := filepath.Join(dir, "replayed")
+	run(t, "replay", "--run", "1", "--out", replayed, "--quiet", filepath.Join(dir, "summary.json"))
+	for _, path := range []string{filepath.Join(dir, "summary.json"), filepath.Join(replayed, "summary.json")} {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := schema.Validate(v); err != nil {
+			t.Errorf("%s does not match docs/summary.schema.json: %v", path, err)
+		}
+	}
+}
