@@ -81,22 +81,13 @@ func load(dir string, s *Summary, date time.Time) *report {
 	for _, verdict := range []Verdict{Pass, Fail, NotRun, Interrupted} {
 		rep.Counts = append(rep.Counts, verdictCount{verdict, counts[verdict]})
 	}
-	rep.Overall = overall(counts)
-	return rep
-}
-
-// overall is the verdict of a whole summary: FAIL if any run failed, else
-// INTERRUPTED if any was, else PASS if any passed, else NOT RUN.
-func overall(counts map[Verdict]int) Verdict {
-	switch {
-	case counts[Fail] > 0:
-		return Fail
-	case counts[Interrupted] > 0:
-		return Interrupted
-	case counts[Pass] > 0:
-		return Pass
+	// The summary's own verdict when it carries one (a mutant catalogue
+	// passes when its mutants' runs FAIL); else the runs' (Overall).
+	rep.Overall = s.Verdict
+	if rep.Overall == "" {
+		rep.Overall = s.Overall()
 	}
-	return NotRun
+	return rep
 }
 
 // readFolder fills the links, metrics and faults from the run's folder.

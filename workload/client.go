@@ -225,12 +225,17 @@ func (w *worker) load(ctx context.Context, exec string) error {
 	return err
 }
 
+// probeWait bounds how long a load_for_event probe waits for a commit to
+// be in flight on its execution; a few probes per client and second, so it
+// costs little traffic.
+const probeWait = 3 * time.Millisecond
+
 // loadForEvent probes an event: the event of a commit another client has
 // in flight on exec, when there is one (a reader inside a commit must see
 // all of it or nothing), else one of this client's.
 func (w *worker) loadForEvent(ctx context.Context, exec string) error {
 	event := w.eventID(exec)
-	if e := w.flying.event(exec); e != "" {
+	if e := w.flying.await(exec, probeWait); e != "" {
 		event = e
 	}
 	octx, cancel := w.op(ctx)

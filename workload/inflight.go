@@ -1,6 +1,9 @@
 package workload
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // inflight is the processed event of the commit each execution has in
 // flight now, shared by the clients of one process. A probe that asks
@@ -36,4 +39,20 @@ func (f *inflight) event(exec string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.events[exec]
+}
+
+// awaitPoll is how often await looks again.
+const awaitPoll = 50 * time.Microsecond
+
+// await is event, waiting up to d for a commit on exec to be in flight
+// when none is: commits take a millisecond or two, so a probe that waits a
+// moment lands inside one far more often than one that gives up at once.
+func (f *inflight) await(exec string, d time.Duration) string {
+	deadline := time.Now().Add(d)
+	for {
+		if e := f.event(exec); e != "" || !time.Now().Before(deadline) {
+			return e
+		}
+		time.Sleep(awaitPoll)
+	}
 }

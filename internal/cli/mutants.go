@@ -79,13 +79,23 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 		return ExitUsage, fmt.Errorf("could not write the table: %w", err)
 	}
 	sum := table.Summary("storecheck mutants " + strings.Join(args, " "))
+	sum.Finish(build(), host(), time.Now())
+	// The catalogue's verdict, which the exit code follows: every mutant
+	// caught (its runs FAIL) and no correct backend flagged is a PASS.
+	sum.Verdict = reports.Fail
+	if table.Passed {
+		sum.Verdict = reports.Pass
+	}
 	if err := reports.WriteJSON(filepath.Join(f.out, "summary.json"), sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
 	}
 	if err := table.Write(e.stdout); err != nil {
 		return ExitUsage, err
 	}
-	fmt.Fprintf(e.stdout, "table: %s\nsummary: %s\n", filepath.Join(f.out, "mutants.json"), filepath.Join(f.out, "summary.json"))
+	if err := renderReports(f.out); err != nil {
+		return ExitUsage, fmt.Errorf("the catalogue ran and summary.json is written, but the reports could not be rendered: %w", err)
+	}
+	fmt.Fprintf(e.stdout, "table: %s\nsummary: %s\nreport:  %s\n", filepath.Join(f.out, "mutants.json"), filepath.Join(f.out, "summary.json"), filepath.Join(f.out, "index.html"))
 	if !table.Passed {
 		return ExitFail, nil
 	}
