@@ -125,15 +125,6 @@ func Schemes() []Scheme {
 	}, runSchemes()...)
 }
 
-// List returns one line per known scheme: name, example URL, description.
-func List() []string {
-	var out []string
-	for _, s := range Schemes() {
-		out = append(out, fmt.Sprintf("%-8s %-24s %s", s.Name, s.Example, s.Description))
-	}
-	return out
-}
-
 // WithLogDir returns ctx telling the backends that start servers of their
 // own (rqlite+process:, libsql+replica: without primary=) to write the
 // servers' logs into dir, which outlives them: a run's evidence folder,

@@ -57,6 +57,10 @@ func commands() []command {
 // Main runs one storecheck command line and returns the exit code.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) == 2 && args[0] == "help" {
+		// help CMD is CMD -h.
+		args = []string{args[1], "-h"}
+	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stdout)
 		if len(args) == 0 {

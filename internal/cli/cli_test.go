@@ -65,6 +65,29 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
+// storecheck backends prints aligned columns: every example starts at the
+// same column; help CMD is CMD -h.
+func TestBackendsColumnsAndHelpCommand(t *testing.T) {
+	_, stdout, _ := run(t, "backends")
+	col := -1
+	for _, line := range strings.Split(strings.TrimSpace(stdout), "\n") {
+		name, _, _ := strings.Cut(line, " ")
+		at := strings.Index(line, name+":")
+		if at <= 0 {
+			t.Fatalf("line %q has no example of its scheme", line)
+		}
+		if col == -1 {
+			col = at
+		}
+		if at != col {
+			t.Errorf("example of %s at column %d, others at %d", name, at, col)
+		}
+	}
+	if code, stdout, _ := run(t, "help", "run"); code != ExitOK || !strings.HasPrefix(stdout, "usage: storecheck run") {
+		t.Errorf("help run: exit %d, %q", code, stdout)
+	}
+}
+
 func TestHelpAndLists(t *testing.T) {
 	for _, args := range [][]string{{"help"}, {"run", "-h"}, {"scenarios"}, {"backends"}} {
 		code, stdout, _ := run(t, args...)

@@ -33,7 +33,7 @@ func (o *outputFlags) register(fs *flag.FlagSet) {
 }
 
 func announceSeed(e *env, o outputFlags, seed uint64) {
-	if !o.json {
+	if !o.json && !o.quiet {
 		fmt.Fprintf(e.stderr, "storecheck: seed %d (repeat with --seed %d)\n", seed, seed)
 	}
 }

@@ -32,8 +32,10 @@ func backendsCommand(_ context.Context, e *env, args []string) (int, error) {
 		}
 		return ExitUsage, err
 	}
-	for _, line := range backends.List() {
-		fmt.Fprintln(e.stdout, line)
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	for _, s := range backends.Schemes() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", s.Name, s.Example, s.Description)
 	}
+	tw.Flush()
 	return ExitOK, nil
 }

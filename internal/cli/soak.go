@@ -68,7 +68,7 @@ func soakCommand(ctx context.Context, e *env, args []string) (int, error) {
 		return ExitUsage, usagef("%v", err)
 	}
 	defer l.Stop()
-	if !m.out.json {
+	if !m.out.json && !m.out.quiet {
 		fmt.Fprintf(e.stderr, "storecheck: soak of %d runs (%d seeds from %d) under load %q\n", len(plan.Entries), seeds, plan.Entries[0].Seed, kind)
 	}
 	m.out.acceptKnown = true // a known upstream bug is not a false alarm; it is listed
