@@ -28,12 +28,17 @@ type report struct {
 	Date    time.Time
 	// Made says which storecheck, Go and host made the summary ("" for a
 	// summary older than the field).
-	Made      string
-	Overall   Verdict
-	Counts    []verdictCount
-	Backends  []string
-	Scenarios []string
-	Runs      []*runView
+	Made    string
+	Overall Verdict
+	// Headline is what the header says: the overall verdict, or the gate's
+	// "GATE FAILED: …" when the exit code says so although no run failed
+	// (NOT RUN under --fail-on-not-run); HeadVerdict colours it.
+	Headline    string
+	HeadVerdict Verdict
+	Counts      []verdictCount
+	Backends    []string
+	Scenarios   []string
+	Runs        []*runView
 }
 
 // verdictCount is how many runs ended with a verdict.
@@ -86,6 +91,10 @@ func load(dir string, s *Summary, date time.Time) *report {
 	rep.Overall = s.Verdict
 	if rep.Overall == "" {
 		rep.Overall = s.Overall()
+	}
+	rep.Headline, rep.HeadVerdict = string(rep.Overall), rep.Overall
+	if g := s.Gate; g != nil && g.ExitCode != 0 && rep.Overall != Interrupted {
+		rep.Headline, rep.HeadVerdict = g.Headline, Fail
 	}
 	return rep
 }

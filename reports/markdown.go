@@ -28,7 +28,7 @@ func verdictMark(v Verdict) string {
 // renderMarkdown writes summary.md.
 func renderMarkdown(rep *report) ([]byte, error) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## %s storecheck: %s\n\n", verdictMark(rep.Overall), rep.Overall)
+	fmt.Fprintf(&b, "## %s storecheck: %s\n\n", verdictMark(rep.HeadVerdict), rep.Headline)
 	var counts []string
 	for _, c := range rep.Counts {
 		counts = append(counts, fmt.Sprintf("%d %s", c.N, c.Verdict))

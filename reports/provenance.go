@@ -1,6 +1,10 @@
 package reports
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // SchemaVersion is the version of summary.json's layout: it changes when a
 // field changes meaning or goes away (new fields do not change it).
@@ -52,4 +56,61 @@ func (s *Summary) Overall() Verdict {
 		return Pass
 	}
 	return NotRun
+}
+
+// Gate is a summary's exit code and the reasons for it.
+type Gate struct {
+	ExitCode int    `json:"exit_code"`
+	Headline string `json:"headline"`
+}
+
+// GateOf says what the exit code of s means, given the policy it was
+// computed under: "PASS", or "GATE FAILED: " and what failed it.
+func GateOf(s *Summary, code int, failOnNotRun, acceptKnown bool) *Gate {
+	var fail, known, interrupted, notRun, notApplicable int
+	for _, r := range s.Runs {
+		switch {
+		case r.Verdict == Fail && acceptKnown && r.KnownIssue != "":
+			known++
+		case r.Verdict == Fail:
+			fail++
+		case r.Verdict == Interrupted:
+			interrupted++
+		case r.Verdict == NotRun && r.NotApplicable:
+			notApplicable++
+		case r.Verdict == NotRun:
+			notRun++
+		}
+	}
+	var why []string
+	if fail > 0 {
+		why = append(why, fmt.Sprintf("%d FAIL", fail))
+	}
+	if interrupted > 0 {
+		why = append(why, fmt.Sprintf("%d INTERRUPTED", interrupted))
+	}
+	if notRun > 0 && failOnNotRun {
+		why = append(why, fmt.Sprintf("%d NOT RUN under --fail-on-not-run", notRun))
+	}
+	g := &Gate{ExitCode: code, Headline: "PASS"}
+	if code != 0 {
+		g.Headline = "GATE FAILED"
+		if len(why) > 0 {
+			g.Headline += ": " + strings.Join(why, ", ")
+		}
+	}
+	var notes []string
+	if known > 0 {
+		notes = append(notes, fmt.Sprintf("%d FAIL accepted as known upstream issues", known))
+	}
+	if notRun > 0 && !failOnNotRun {
+		notes = append(notes, fmt.Sprintf("%d NOT RUN (not failing the gate)", notRun))
+	}
+	if notApplicable > 0 {
+		notes = append(notes, fmt.Sprintf("%d not applicable", notApplicable))
+	}
+	if len(notes) > 0 {
+		g.Headline += " (" + strings.Join(notes, "; ") + ")"
+	}
+	return g
 }

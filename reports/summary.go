@@ -47,6 +47,9 @@ type Summary struct {
 	// Storecheck and Host say which binary made the summary, and where.
 	Storecheck *Build `json:"storecheck,omitempty"`
 	Host       *Host  `json:"host,omitempty"`
+	// Gate is what the exit code says and why, in words ("GATE FAILED:
+	// 3 NOT RUN under --fail-on-not-run"); every rendering shows it.
+	Gate *Gate `json:"gate,omitempty"`
 	Runs       []Run  `json:"runs"`
 }
 
@@ -91,6 +94,10 @@ type Run struct {
 	// KnownIssue names the confirmed upstream bug a FAIL's evidence shows
 	// (docs/KNOWN-ISSUES.md); a gate may accept it.
 	KnownIssue string `json:"known_issue,omitempty"`
+	// NotApplicable marks a NOT RUN whose scenario does not apply to the
+	// backend (it needs a capability the backend lacks): shown and counted
+	// apart, it never fails a gate.
+	NotApplicable bool `json:"not_applicable,omitempty"`
 	// Replay, on a run made by `storecheck replay`, compares it with the
 	// run it repeats.
 	Replay *Replay `json:"replay,omitempty"`
@@ -145,7 +152,7 @@ func (s *Summary) ExitCode(failOnNotRun, acceptKnown bool) int {
 		case Interrupted:
 			code = 1
 		case NotRun:
-			if failOnNotRun {
+			if failOnNotRun && !r.NotApplicable {
 				code = 1
 			}
 		}

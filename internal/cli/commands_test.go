@@ -173,3 +173,32 @@ func TestConcurrentRunsReproduce(t *testing.T) {
 		t.Errorf("the replay's summary: %+v", p)
 	}
 }
+
+// The headline agrees with the exit code: a gate failed by NOT RUN under
+// --fail-on-not-run says so in summary.md, index.html and summary.json; a
+// scenario that does not apply is not a NOT RUN that fails the gate.
+func TestGateHeadlineAgreesWithExitCode(t *testing.T) {
+	dir := t.TempDir()
+	code, _, _ := run(t, "qualify", "--backends", "memory:,rqlite://127.0.0.1:1", "--scenarios", "conformance",
+		"--checks", "5", "--fail-on-not-run", "--out", dir, "--quiet")
+	if code != ExitFail {
+		t.Fatalf("exit %d, want %d", code, ExitFail)
+	}
+	const want = "GATE FAILED: 1 NOT RUN under --fail-on-not-run"
+	for _, f := range []string{"summary.md", "index.html", "summary.json"} {
+		b, err := os.ReadFile(filepath.Join(dir, f))
+		if err != nil || !strings.Contains(string(b), want) {
+			t.Errorf("%s does not say %q (%v)", f, want, err)
+		}
+	}
+	dir = t.TempDir()
+	code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,crash-recovery",
+		"--checks", "5", "--fail-on-not-run", "--out", dir, "--quiet")
+	if code != ExitOK {
+		t.Fatalf("a scenario that does not apply failed the gate: exit %d %s", code, stderr)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if !strings.Contains(string(b), `"not_applicable": true`) || !strings.Contains(string(b), "1 not applicable") {
+		t.Errorf("the not-applicable pair is not marked apart:\n%s", b)
+	}
+}

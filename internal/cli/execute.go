@@ -65,6 +65,14 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 		then(sum)
 	}
 	sum.Finish(build(), host(), time.Now())
+	code := sum.ExitCode(policy == notRunFails, o.acceptKnown)
+	if policy == notRunIsError && code == ExitOK && sum.Counts[reports.NotRun] > 0 {
+		code = ExitUsage
+	}
+	if ctx.Err() != nil {
+		code = ExitInterrupted
+	}
+	sum.Gate = reports.GateOf(sum, code, policy != notRunPasses, o.acceptKnown)
 	path := filepath.Join(o.dir, "summary.json")
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
@@ -90,8 +98,7 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 		fmt.Fprintln(e.stderr, "storecheck: interrupted; the summary marks the unfinished runs INTERRUPTED")
 		return ExitInterrupted, nil
 	}
-	code := sum.ExitCode(policy == notRunFails, o.acceptKnown)
-	if policy == notRunIsError && code == ExitOK {
+	if policy == notRunIsError && code == ExitUsage {
 		for _, r := range sum.Runs {
 			if r.Verdict == reports.NotRun {
 				return ExitUsage, fmt.Errorf("%s on %s: NOT RUN: %s", r.Scenario, r.Backend, r.Reason)

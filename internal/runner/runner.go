@@ -144,7 +144,7 @@ func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, 
 		return r
 	}
 	if ok, why := e.Scenario.Applies(target.Target); !ok {
-		r.Verdict, r.Reason = reports.NotRun, "scenario does not apply: "+why
+		r.Verdict, r.Reason, r.NotApplicable = reports.NotRun, "scenario does not apply: "+why, true
 		return r
 	}
 	name := e.Subject
