@@ -50,7 +50,7 @@ type Summary struct {
 	// Gate is what the exit code says and why, in words ("GATE FAILED:
 	// 3 NOT RUN under --fail-on-not-run"); every rendering shows it.
 	Gate *Gate `json:"gate,omitempty"`
-	Runs       []Run  `json:"runs"`
+	Runs []Run `json:"runs"`
 }
 
 // Run is one backend × scenario entry of a summary.
