@@ -15,8 +15,9 @@ build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/storecheck
 
 ## run: the main job on the embedded default (memory, sqlite, libsql); no servers needed.
+## Each run writes a new folder under $(OUT)/; $(OUT)/latest points at the newest.
 run: build
-	./$(BIN) qualify --out $(OUT)
+	./$(BIN) qualify
 
 ## test: every test, one line each, and at the end the tests NOT RUN (skipped)
 ## with their reasons; backends that need servers report NOT RUN when absent.
@@ -41,7 +42,7 @@ bench:
 SEEDS    ?= 20
 BACKENDS ?=
 soak: build
-	./$(BIN) soak --seeds $(SEEDS) $(if $(BACKENDS),--backends '$(BACKENDS)') --out $(OUT)/soak
+	./$(BIN) soak --seeds $(SEEDS) $(if $(BACKENDS),--backends '$(BACKENDS)')
 
 clean:
 	rm -rf bin $(OUT)

@@ -202,3 +202,45 @@ func TestGateHeadlineAgreesWithExitCode(t *testing.T) {
 		t.Errorf("the not-applicable pair is not marked apart:\n%s", b)
 	}
 }
+
+// Without --out every invocation keeps its results in a new folder under
+// storecheck-out/, latest points at the newest, and replay writes beside
+// its input, never over it.
+func TestResultsAreKept(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for range 2 {
+		if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--quiet"); code != ExitOK {
+			t.Fatalf("exit %d: %s", code, stderr)
+		}
+	}
+	entries, err := os.ReadDir(OutRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var folders []string
+	for _, e := range entries {
+		if e.IsDir() {
+			folders = append(folders, e.Name())
+		}
+	}
+	if len(folders) != 2 {
+		t.Fatalf("folders %v, want one per invocation", folders)
+	}
+	latest, err := os.Readlink(filepath.Join(OutRoot, "latest"))
+	if err != nil || latest != folders[1] {
+		t.Errorf("latest -> %q (%v), want the newest, %s", latest, err, folders[1])
+	}
+	input := filepath.Join(OutRoot, "latest", "summary.json")
+	if code, _, _ := run(t, "replay", "--run", "1", "--out", filepath.Join(OutRoot, "latest"), input); code != ExitUsage {
+		t.Errorf("replay over its own input: exit %d, want %d", code, ExitUsage)
+	}
+	if code, _, stderr := run(t, "replay", "--run", "1", "--quiet", input); code != ExitOK {
+		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(OutRoot, folders[1], "summary.json")); err != nil {
+		t.Errorf("the replayed summary is gone: %v", err)
+	}
+	if after, _ := os.ReadDir(OutRoot); len(after) != 4 {
+		t.Errorf("%d entries after the replay, want 3 folders and latest", len(after))
+	}
+}

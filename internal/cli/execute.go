@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -26,7 +28,7 @@ type outputFlags struct {
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.dir, "out", "storecheck-out", "output folder (DIR): summary.json, the reports and a folder per run")
+	fs.StringVar(&o.dir, "out", "", "output folder (DIR): summary.json, the reports and a folder per run (default: a new folder under "+OutRoot+"/, which "+OutRoot+"/latest points at)")
 	fs.BoolVar(&o.quiet, "quiet", false, "no progress; print only the verdict table")
 	fs.BoolVar(&o.json, "json", false, "no progress; print summary.json on stdout instead of the table")
 	fs.BoolVar(&o.acceptKnown, "accept-known", false, "a FAIL whose evidence shows a known upstream bug (docs/KNOWN-ISSUES.md) does not fail the exit code; it is still reported")
@@ -112,6 +114,38 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 // summary.json.
 func renderReports(dir string) error {
 	return reports.Render(dir)
+}
+
+// OutRoot is where results are kept when --out is not given: each
+// invocation writes a folder of its own there, and latest points at the
+// newest, so that no run replaces another's report.
+const OutRoot = "storecheck-out"
+
+// resolve picks the output folder: --out exactly, or a new folder under
+// OutRoot named by the time and a random suffix, with OutRoot/latest
+// pointing at it. It creates the folder and proves it writable.
+func (o *outputFlags) resolve() error {
+	if o.dir != "" {
+		return prepareOut(o.dir)
+	}
+	var id [3]byte
+	_, _ = rand.Read(id[:])
+	name := time.Now().UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(id[:])
+	o.dir = filepath.Join(OutRoot, name)
+	if err := prepareOut(o.dir); err != nil {
+		return err
+	}
+	// Point latest at it: a new link renamed over the old one, so that
+	// latest is never missing or half-made.
+	tmp := filepath.Join(OutRoot, ".latest-"+name)
+	if err := os.Symlink(name, tmp); err != nil {
+		return usagef("output folder %s: cannot link latest: %v", OutRoot, unwrapPath(err))
+	}
+	if err := os.Rename(tmp, filepath.Join(OutRoot, "latest")); err != nil {
+		os.Remove(tmp)
+		return usagef("output folder %s: cannot link latest: %v", OutRoot, unwrapPath(err))
+	}
+	return nil
 }
 
 // prepareOut creates the output folder and proves it writable.

@@ -41,17 +41,21 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 	if err != nil {
 		return runner.Plan{}, err
 	}
-	if err := prepareOut(m.out.dir); err != nil {
+	// Bad backends are refused before any folder is made or latest moves.
+	if len(urls) > 0 {
+		urls = m.servers.apply(urls)
+		if err := validateBackends(urls); err != nil {
+			return runner.Plan{}, err
+		}
+	}
+	if err := m.out.resolve(); err != nil {
 		return runner.Plan{}, err
 	}
 	if len(urls) == 0 {
 		if urls, err = embeddedDefault(m.out.dir); err != nil {
 			return runner.Plan{}, err
 		}
-	}
-	urls = m.servers.apply(urls)
-	if err := validateBackends(urls); err != nil {
-		return runner.Plan{}, err
+		urls = m.servers.apply(urls)
 	}
 	s := m.seed.resolve()
 	announceSeed(e, m.out, s)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/storecheck/storecheck/internal/runner"
@@ -62,7 +63,10 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err := validateBackends([]string{url}); err != nil {
 		return ExitUsage, err
 	}
-	if err := prepareOut(out.dir); err != nil {
+	if out.dir != "" && samePath(out.dir, filepath.Dir(path)) {
+		return ExitUsage, usagef("replay writes beside its input, never over it: --out %s is the folder of %s", out.dir, path)
+	}
+	if err := out.resolve(); err != nil {
 		return ExitUsage, err
 	}
 	announceSeed(e, out, r.Seed)
@@ -111,4 +115,11 @@ func runIndex(sum *reports.Summary, r reports.Run) int {
 		}
 	}
 	return 0
+}
+
+// samePath reports whether a and b name the same folder.
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && filepath.Clean(aa) == filepath.Clean(bb)
 }
