@@ -14,31 +14,43 @@ import (
 // from the plan's streams, so the plan stays a pure function of the seed.
 type inflight struct {
 	mu     sync.Mutex
-	events map[string]string // execution → event of a commit in flight
+	events map[string][]string // execution → events of the commits in flight, oldest first
 }
 
-func newInflight() *inflight { return &inflight{events: map[string]string{}} }
+func newInflight() *inflight { return &inflight{events: map[string][]string{}} }
 
 // begin records that a commit with event is in flight on exec; the
 // function it returns ends it.
 func (f *inflight) begin(exec, event string) func() {
 	f.mu.Lock()
-	f.events[exec] = event
+	f.events[exec] = append(f.events[exec], event)
 	f.mu.Unlock()
 	return func() {
 		f.mu.Lock()
-		if f.events[exec] == event {
+		defer f.mu.Unlock()
+		evs := f.events[exec]
+		for i, e := range evs {
+			if e == event {
+				f.events[exec] = append(evs[:i:i], evs[i+1:]...)
+				break
+			}
+		}
+		if len(f.events[exec]) == 0 {
 			delete(f.events, exec)
 		}
-		f.mu.Unlock()
 	}
 }
 
-// event is the event of a commit in flight on exec, or "".
+// event is the event of the oldest commit in flight on exec, or "". The
+// oldest is the one most likely to be applying now: under contention the
+// newer ones are still waiting for the store (its lock, its CAS).
 func (f *inflight) event(exec string) string {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.events[exec]
+	if evs := f.events[exec]; len(evs) > 0 {
+		return evs[0]
+	}
+	return ""
 }
 
 // awaitPoll is how often await looks again.
