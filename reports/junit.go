@@ -44,6 +44,7 @@ type junitCase struct {
 	Name      string        `xml:"name,attr"`
 	Time      string        `xml:"time,attr"`
 	Failure   *junitMessage `xml:"failure,omitempty"`
+	Error     *junitMessage `xml:"error,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
 	SystemOut string        `xml:"system-out,omitempty"`
 }
@@ -77,6 +78,11 @@ func renderJUnit(rep *report) ([]byte, error) {
 		case Fail:
 			c.Failure = &junitMessage{Message: oneLine(v.Reason), Type: v.Guarantee, Body: failDetail(v)}
 			s.Failures++
+		case Interrupted:
+			// An interrupted run is no result: an error, not a skip a CI
+			// view would show as fine.
+			c.Error = &junitMessage{Message: fmt.Sprintf("%s: %s", v.Verdict, oneLine(v.Reason)), Type: string(Interrupted)}
+			s.Errors++
 		default:
 			c.Skipped = &junitMessage{Message: fmt.Sprintf("%s: %s", v.Verdict, oneLine(v.Reason))}
 			s.Skipped++
@@ -89,7 +95,7 @@ func renderJUnit(rep *report) ([]byte, error) {
 	for i := range all.Suites {
 		s := &all.Suites[i]
 		s.Time = seconds(s.ms)
-		all.Tests, all.Failures, all.Skipped = all.Tests+s.Tests, all.Failures+s.Failures, all.Skipped+s.Skipped
+		all.Tests, all.Failures, all.Errors, all.Skipped = all.Tests+s.Tests, all.Failures+s.Failures, all.Errors+s.Errors, all.Skipped+s.Skipped
 	}
 	all.Time = seconds(totalMS)
 	out, err := xml.MarshalIndent(all, "", "  ")

@@ -142,6 +142,7 @@ type junitDoc struct {
 	XMLName  xml.Name `xml:"testsuites"`
 	Tests    int      `xml:"tests,attr"`
 	Failures int      `xml:"failures,attr"`
+	Errors   int      `xml:"errors,attr"`
 	Skipped  int      `xml:"skipped,attr"`
 	Suites   []struct {
 		Name  string `xml:"name,attr"`
@@ -154,6 +155,9 @@ type junitDoc struct {
 				Message string `xml:"message,attr"`
 				Body    string `xml:",chardata"`
 			} `xml:"failure"`
+			Error *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"error"`
 			Skipped *struct {
 				Message string `xml:"message,attr"`
 			} `xml:"skipped"`
@@ -169,13 +173,13 @@ func TestRenderJUnit(t *testing.T) {
 	if err := dec.Decode(&doc); err != nil {
 		t.Fatalf("junit.xml does not parse: %v", err)
 	}
-	if doc.Tests != 6 || doc.Failures != 2 || doc.Skipped != 2 {
-		t.Errorf("tests=%d failures=%d skipped=%d, want 6 2 2", doc.Tests, doc.Failures, doc.Skipped)
+	if doc.Tests != 6 || doc.Failures != 2 || doc.Errors != 1 || doc.Skipped != 1 {
+		t.Errorf("tests=%d failures=%d errors=%d skipped=%d, want 6 2 1 1", doc.Tests, doc.Failures, doc.Errors, doc.Skipped)
 	}
 	if len(doc.Suites) != 3 {
 		t.Fatalf("%d suites, want one per backend (3)", len(doc.Suites))
 	}
-	var cases, failures, skipped int
+	var cases, failures, errs, skipped int
 	for _, s := range doc.Suites {
 		for _, c := range s.Cases {
 			cases++
@@ -188,16 +192,22 @@ func TestRenderJUnit(t *testing.T) {
 					t.Errorf("failure of %s lacks its reason, seed or reproduce command: %+v", c.Name, c.Failure)
 				}
 			}
+			if c.Error != nil {
+				errs++
+				if !regexp.MustCompile(`^INTERRUPTED: .+`).MatchString(c.Error.Message) {
+					t.Errorf("error message %q", c.Error.Message)
+				}
+			}
 			if c.Skipped != nil {
 				skipped++
-				if !regexp.MustCompile(`^(NOT RUN|INTERRUPTED): .+`).MatchString(c.Skipped.Message) {
+				if !regexp.MustCompile(`^NOT RUN: .+`).MatchString(c.Skipped.Message) {
 					t.Errorf("skipped message %q", c.Skipped.Message)
 				}
 			}
 		}
 	}
-	if cases != 6 || failures != 2 || skipped != 2 {
-		t.Errorf("%d cases, %d failures, %d skipped; want 6 2 2", cases, failures, skipped)
+	if cases != 6 || failures != 2 || errs != 1 || skipped != 1 {
+		t.Errorf("%d cases, %d failures, %d errors, %d skipped; want 6 2 1 1", cases, failures, errs, skipped)
 	}
 	if !strings.Contains(text, "load(e1) &lt;script&gt;") || !strings.Contains(text, `time="2.450"`) {
 		t.Error("junit.xml lacks the escaped minimal steps or the time in seconds")
