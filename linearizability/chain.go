@@ -103,18 +103,25 @@ func (g *globalChecker) holder(op *Operation) string {
 	return "the final version is " + itoa(int64(len(chain)-1))
 }
 
-// dedupe checks the ledger: a marker exists at the end iff some commit
-// carrying it won, and a marker once seen never disappears.
-func (g *globalChecker) dedupe() {
-	carriers := map[procKey][]*Operation{}
+// carriers lists, per dedupe marker, the commits that carry its event, in
+// history order.
+func (g *globalChecker) carriers() map[procKey][]*Operation {
+	out := map[procKey][]*Operation{}
 	for _, exec := range g.execs {
 		for _, op := range g.byExec[exec] {
 			if op.Input.EventID != "" {
 				k := procKey{exec, op.Input.EventID}
-				carriers[k] = append(carriers[k], op)
+				out[k] = append(out[k], op)
 			}
 		}
 	}
+	return out
+}
+
+// dedupe checks the ledger: a marker exists at the end iff some commit
+// carrying it won, and a marker once seen never disappears.
+func (g *globalChecker) dedupe() {
+	carriers := g.carriers()
 	keys := make([]procKey, 0, len(carriers))
 	for k := range carriers {
 		keys = append(keys, k)

@@ -13,15 +13,7 @@ package linearizability
 // The workload aims load_for_event at the event of a commit in flight, so
 // that such answers are drawn while the commit is being applied.
 func (g *globalChecker) atomicReads() {
-	carriers := map[procKey][]*Operation{}
-	for _, exec := range g.execs {
-		for _, op := range g.byExec[exec] {
-			if op.Input.EventID != "" {
-				k := procKey{exec, op.Input.EventID}
-				carriers[k] = append(carriers[k], op)
-			}
-		}
-	}
+	carriers := g.carriers()
 	for i := range g.h.Ops {
 		op := &g.h.Ops[i]
 		if op.Kind != KindLoadForEvent || op.Output.Outcome != OutcomeOK || op.Input.EventID == "" {

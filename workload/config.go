@@ -103,7 +103,7 @@ type Mix struct {
 // DefaultMix is a write-heavy mix that exercises every operation.
 func DefaultMix() Mix {
 	return Mix{
-		Commit: 25, StaleCommit: 5, Save: 4, Deliver: 10, Load: 15, LoadForEvent: 10,
+		Commit: 25, StaleCommit: 5, Save: 4, Deliver: 10, Load: 15, LoadForEvent: 16,
 		IsProcessed: 4, ReadTrace: 10, AppendTrace: 6, Relay: 8, SpawnRelay: 4, Sweep: 5,
 	}
 }

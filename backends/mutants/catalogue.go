@@ -99,7 +99,7 @@ func Catalogue() []Mutant {
 		},
 		{
 			Name:   "split-visible",
-			Breaks: "atomic visibility (no reader sees part of a commit): the execution row and its side-writes commit in two transactions under a lock every writer takes, so writers only ever see whole commits, but a reader between the two sees the new version without its dedupe marker, outbox entries, timers and trace step.",
+			Breaks: "atomic visibility (no reader sees part of a commit): the execution row and its side-writes commit in two transactions, 1 ms apart, under a lock every writer takes, so writers only ever see whole commits, but a reader between the two sees the new version without its dedupe marker, outbox entries, timers and trace step.",
 			wrap:   wrapSplitVisible,
 		},
 		{

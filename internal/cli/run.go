@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"flag"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -155,7 +154,7 @@ func validateBackends(urls []string) error {
 	for _, u := range urls {
 		// A fresh folder is made per run for the placeholder; any existing
 		// folder stands in for it here.
-		if err := backends.Validate(strings.ReplaceAll(u, runner.DirPlaceholder, os.TempDir())); err != nil {
+		if err := backends.Validate(runner.Inspectable(u)); err != nil {
 			return usagef("%v", err)
 		}
 	}

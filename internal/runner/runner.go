@@ -61,6 +61,13 @@ type Plan struct {
 	TempDir string
 }
 
+// Inspectable is url with DirPlaceholder standing for an existing folder,
+// so that it can be validated and its capabilities read before any run
+// has a folder of its own: neither depends on which folder it gets.
+func Inspectable(url string) string {
+	return strings.ReplaceAll(url, DirPlaceholder, os.TempDir())
+}
+
 // Matrix is the entries of backends × scenarios, all with seed. With
 // onlyApplicable the pairs whose scenario does not apply to the backend
 // are left out ("every scenario that applies"); without it they stay, and
@@ -68,8 +75,7 @@ type Plan struct {
 func Matrix(backendURLs []string, scs []scenarios.Scenario, seed uint64, onlyApplicable bool) []Entry {
 	var out []Entry
 	for _, b := range backendURLs {
-		// What a target can do does not depend on which folder it gets.
-		t, err := scenarios.TargetFor(strings.ReplaceAll(b, DirPlaceholder, os.TempDir()))
+		t, err := scenarios.TargetFor(Inspectable(b))
 		for _, sc := range scs {
 			if onlyApplicable && err == nil {
 				if ok, _ := sc.Applies(t.Target); !ok {
