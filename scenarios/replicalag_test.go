@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
 	"github.com/storecheck/storecheck/evidence"
@@ -25,7 +26,10 @@ func runReplicaLagOn(t *testing.T, url string) (Result, string) {
 	}
 	out := keptOnFailure(t)
 	target := mustTarget(t, url)
-	res := sc.Run(context.Background(), target, Params{Seed: 3, OutDir: out, Clients: 4, Executions: 2, Ops: 240})
+	// 37 s on a quiet 2-core machine, 100 s under stress-ng --cpu 3 --io 1.
+	res := runWatched(t, 8*time.Minute, func(ctx context.Context) Result {
+		return sc.Run(ctx, target, Params{Seed: 3, OutDir: out, Clients: 4, Executions: 2, Ops: 240})
+	})
 	t.Logf("%s: %s %s", url, res.Verdict, res.Reason)
 	return res, out
 }

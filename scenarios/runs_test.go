@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storecheck/storecheck/backends/runmutants"
 	"github.com/storecheck/storecheck/reports"
@@ -35,7 +36,10 @@ func TestLeaseStallPassesOnSQLite(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := sc.Run(context.Background(), mustTarget(t, url), Params{Seed: 5, Checks: 30, OutDir: t.TempDir()})
+		target := mustTarget(t, url)
+		res := runWatched(t, 3*time.Minute, func(ctx context.Context) Result {
+			return sc.Run(ctx, target, Params{Seed: 5, Checks: 30, OutDir: t.TempDir()})
+		})
 		if res.Verdict != reports.Pass {
 			t.Fatalf("%s: %s: %s", name, res.Verdict, res.Reason)
 		}
@@ -58,7 +62,8 @@ func TestLeaseStallCatchesEveryMutant(t *testing.T) {
 	}
 	for _, m := range runmutants.Catalogue() {
 		t.Run(m.Name, func(t *testing.T) {
-			res := sc.Run(context.Background(), mustTarget(t, "runs+mutant:"+m.Name), Params{Seed: 5})
+			target := mustTarget(t, "runs+mutant:"+m.Name)
+			res := runWatched(t, 3*time.Minute, func(ctx context.Context) Result { return sc.Run(ctx, target, Params{Seed: 5}) })
 			if res.Verdict != reports.Fail {
 				t.Fatalf("mutant survived: %s %s", res.Verdict, res.Reason)
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 
@@ -35,12 +34,9 @@ func Leftovers(ctx context.Context) []string {
 		out = append(out, "sqld data folder "+d)
 	}
 	if sqld.IptablesAvailable() == nil {
-		rules, err := exec.CommandContext(ctx, "iptables", "-w", "-S", "INPUT").Output()
-		if err == nil {
-			for _, r := range strings.Split(string(rules), "\n") {
-				if strings.Contains(r, "--comment storecheck") {
-					out = append(out, "iptables rule "+r)
-				}
+		for _, r := range sqld.Rules(ctx) {
+			if strings.HasSuffix(r, "--comment "+sqld.RuleComment()) || strings.Contains(r, "--comment "+sqld.RuleComment()+" ") {
+				out = append(out, "iptables rule "+r)
 			}
 		}
 	}

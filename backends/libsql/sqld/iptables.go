@@ -11,7 +11,9 @@ import (
 
 // DropRule is an iptables rule that drops packets to one loopback port:
 // a client whose proxy listens there is cut from the primary at the packet
-// level (its connections hang rather than fail).
+// level (its connections hang rather than fail). Its comment names the
+// process that added it (RuleComment), so that tests count only their own
+// rules and a later run removes what a killed one left (RemoveStaleRules).
 type DropRule struct {
 	port  int
 	added bool
@@ -19,6 +21,12 @@ type DropRule struct {
 
 // NewDropRule returns the rule for port; it is not added yet.
 func NewDropRule(port int) *DropRule { return &DropRule{port: port} }
+
+// RuleComment is the comment on the rules this process adds.
+func RuleComment() string { return fmt.Sprintf("%s%d", rulePrefix, os.Getpid()) }
+
+// rulePrefix starts the comment of every rule storecheck adds.
+const rulePrefix = "storecheck-"
 
 // IptablesAvailable says why DropRule cannot work here, or nil: it needs
 // root and the iptables command.
@@ -35,7 +43,7 @@ func IptablesAvailable() error {
 // spec is the rule: INPUT on lo, TCP to the port, dropped.
 func (r *DropRule) spec() []string {
 	return []string{"INPUT", "-i", "lo", "-p", "tcp", "--dport", strconv.Itoa(r.port), "-j", "DROP",
-		"-m", "comment", "--comment", "storecheck"}
+		"-m", "comment", "--comment", RuleComment()}
 }
 
 // Add inserts the rule.
@@ -43,6 +51,7 @@ func (r *DropRule) Add(ctx context.Context) error {
 	if r.added {
 		return nil
 	}
+	RemoveStaleRules(ctx)
 	if err := iptables(ctx, append([]string{"-I"}, r.spec()...)); err != nil {
 		return err
 	}
@@ -68,4 +77,44 @@ func iptables(ctx context.Context, args []string) error {
 		return fmt.Errorf("iptables %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
 	}
 	return nil
+}
+
+// Rules lists the INPUT rules storecheck's processes added, as iptables -S
+// prints them.
+func Rules(ctx context.Context) []string {
+	out, err := exec.CommandContext(ctx, "iptables", "-w", "-S", "INPUT").Output()
+	if err != nil {
+		return nil
+	}
+	var rules []string
+	for _, r := range strings.Split(string(out), "\n") {
+		if strings.Contains(r, "--comment "+rulePrefix) {
+			rules = append(rules, r)
+		}
+	}
+	return rules
+}
+
+// RemoveStaleRules deletes the rules of storecheck processes that are
+// gone, e.g. SIGKILLed while a client was cut.
+func RemoveStaleRules(ctx context.Context) {
+	if IptablesAvailable() != nil {
+		return
+	}
+	for _, r := range Rules(ctx) {
+		fields := strings.Fields(r)
+		if len(fields) < 2 || fields[0] != "-A" {
+			continue
+		}
+		var pid int
+		for i, f := range fields {
+			if f == "--comment" && i+1 < len(fields) {
+				pid, _ = strconv.Atoi(strings.TrimPrefix(fields[i+1], rulePrefix))
+			}
+		}
+		if pid <= 0 || processAlive(pid) {
+			continue
+		}
+		_ = iptables(ctx, append([]string{"-D"}, fields[1:]...))
+	}
 }

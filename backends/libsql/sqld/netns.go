@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -55,6 +56,14 @@ func NewNamespace(ctx context.Context) (_ *Namespace, err error) {
 	}
 	RemoveStaleNamespaces(ctx)
 	tag := fmt.Sprintf("%x", rand.Uint32())
+	// Two storecheck processes (go test runs packages side by side) must
+	// not both find the same /30 free: the choice and the address it gives
+	// the host's end are made under a lock all of them take.
+	unlock, err := lockSubnets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	host, inside, err := freeSubnet(ctx)
 	if err != nil {
 		return nil, err
@@ -323,6 +332,34 @@ func freeSubnet(ctx context.Context) (host, inside netip.Addr, err error) {
 		}
 	}
 	return host, inside, errors.New("no free /30 in 10.213.0.0/16")
+}
+
+// lockSubnets takes the machine-wide lock on choosing a namespace's
+// subnet (an flock on a file in the temporary folder), waiting for it no
+// longer than ctx allows or 30 seconds.
+func lockSubnets(ctx context.Context) (unlock func(), err error) {
+	f, err := os.OpenFile(filepath.Join(os.TempDir(), "storecheck-subnets.lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("network namespace: subnet lock: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		if err == nil {
+			return func() { _ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN); f.Close() }, nil
+		}
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			f.Close()
+			return nil, fmt.Errorf("network namespace: subnet lock: %w", err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("network namespace: another storecheck process held the subnet lock too long: %w", ctx.Err())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 func exists(ctx context.Context, kind, name string) bool {

@@ -208,6 +208,37 @@ func TestDropRule(t *testing.T) {
 	}
 }
 
+// TestRemoveStaleRules: a rule left by a process that is gone (a SIGKILLed
+// run) is removed by the next run; this process's own rule stays.
+func TestRemoveStaleRules(t *testing.T) {
+	if err := IptablesAvailable(); err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	ctx := context.Background()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := []string{"INPUT", "-i", "lo", "-p", "tcp", "--dport", "9", "-j", "DROP",
+		"-m", "comment", "--comment", rulePrefix + strconv.Itoa(dead.Process.Pid)}
+	if err := iptables(ctx, append([]string{"-I"}, stale...)); err != nil {
+		t.Skipf("NOT RUN: iptables refused the rule here: %v", err)
+	}
+	t.Cleanup(func() { _ = iptables(context.Background(), append([]string{"-D"}, stale...)) })
+	own := NewDropRule(10)
+	if err := own.Add(ctx); err != nil { // Add removes stale rules first
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = own.Remove(context.Background()) })
+	rules := strings.Join(Rules(ctx), "\n")
+	if strings.Contains(rules, "--dport 9 ") {
+		t.Errorf("the dead process's rule survived:\n%s", rules)
+	}
+	if !strings.Contains(rules, "--dport 10 ") || !strings.Contains(rules, RuleComment()) {
+		t.Errorf("this process's rule is missing:\n%s", rules)
+	}
+}
+
 // TestFindSaysWhy: with no binary and no image, Find fails with both
 // reasons, the NOT RUN reason of every sqld run.
 func TestFindSaysWhy(t *testing.T) {

@@ -1,10 +1,12 @@
 // Command testsum reads `go test -json` on standard input and prints what
 // a person wants from a test run: one line per test with its verdict and
 // time (as -v does, without the noise), the whole output of every failed
-// test, and at the end the skipped tests (NOT RUN) with the reason each
-// gave, so that a green run says what it did not run. It exits 1 when a
-// test or package failed, or when the input ends before every package
-// reported (a crashed or killed test binary).
+// test (and subtest), the tests still running when their package ended (a
+// timeout or a crash: the panic that says which), and at the end the
+// skipped tests (NOT RUN) with the reason each gave, so that a green run
+// says what it did not run. It exits 1 when a test or package failed, or
+// when the input ends before every package reported (a crashed or killed
+// test binary).
 //
 //	go test -json ./... | go run ./internal/tools/testsum
 package main
@@ -39,6 +41,7 @@ func run(in io.Reader, out io.Writer) int {
 	var skipped []string
 	failed, passed := 0, 0
 	started, ended := map[string]bool{}, map[string]bool{}
+	running := map[string]map[string]bool{} // package → tests without a verdict yet
 	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
 	for sc.Scan() {
@@ -51,6 +54,11 @@ func run(in io.Reader, out io.Writer) int {
 		switch e.Action {
 		case "start":
 			started[e.Package] = true
+		case "run":
+			if running[e.Package] == nil {
+				running[e.Package] = map[string]bool{}
+			}
+			running[e.Package][e.Test] = true
 		case "output":
 			if output[k] == nil {
 				output[k] = &strings.Builder{}
@@ -62,7 +70,8 @@ func run(in io.Reader, out io.Writer) int {
 				switch e.Action {
 				case "fail":
 					failed++
-					fmt.Fprintf(out, "FAIL %s (%.1fs)\n%s", e.Package, e.Elapsed, text(output[k]))
+					failed += unfinished(out, e.Package, running[e.Package], output)
+					fmt.Fprintf(out, "FAIL %s (%.1fs)\n%s", e.Package, e.Elapsed, clip(text(output[k])))
 				case "skip":
 					fmt.Fprintf(out, "--   %s (no tests)\n", e.Package)
 				default:
@@ -70,9 +79,10 @@ func run(in io.Reader, out io.Writer) int {
 				}
 				continue
 			}
+			delete(running[e.Package], e.Test)
 			if strings.Contains(e.Test, "/") {
 				if e.Action == "fail" {
-					fmt.Fprintf(out, "    --- FAIL: %s (%.2fs)\n", e.Test, e.Elapsed)
+					fmt.Fprintf(out, "    --- FAIL: %s (%.2fs)\n%s", e.Test, e.Elapsed, indent(clip(text(output[k]))))
 				}
 				continue
 			}
@@ -86,7 +96,7 @@ func run(in io.Reader, out io.Writer) int {
 				fmt.Fprintf(out, "    --- SKIP: %s: %s\n", e.Test, reason)
 			case "fail":
 				failed++
-				fmt.Fprintf(out, "    --- FAIL: %s (%.2fs)\n%s", e.Test, e.Elapsed, indent(text(output[k])))
+				fmt.Fprintf(out, "    --- FAIL: %s (%.2fs)\n%s", e.Test, e.Elapsed, indent(clip(text(output[k]))))
 			}
 		}
 	}
@@ -105,6 +115,36 @@ func run(in io.Reader, out io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// unfinished prints the tests of pkg that had no verdict when the package
+// ended (a -timeout panic or a crash ends the binary mid-test; test2json
+// files the panic under the test that was running) and returns how many.
+func unfinished(out io.Writer, pkg string, running map[string]bool, output map[key]*strings.Builder) int {
+	names := make([]string, 0, len(running))
+	for name := range running {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(out, "    --- NO VERDICT: %s (still running when %s ended: timed out or crashed)\n%s",
+			name, pkg, indent(clip(text(output[key{pkg, name}]))))
+	}
+	return len(names)
+}
+
+// clipLines bounds what one test's output may print: a timeout's goroutine
+// dump runs to thousands of lines, and its head (the panic, the running
+// tests) and tail matter.
+const clipLines = 80
+
+func clip(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) <= 2*clipLines {
+		return s
+	}
+	head, tail := lines[:clipLines], lines[len(lines)-clipLines:]
+	return strings.Join(head, "\n") + fmt.Sprintf("\n... %d lines left out ...\n", len(lines)-2*clipLines) + strings.Join(tail, "\n") + "\n"
 }
 
 func text(b *strings.Builder) string {

@@ -17,6 +17,8 @@ func TestSummary(t *testing.T) {
 		`{"Action":"skip","Package":"p","Test":"TestB"}`,
 		`{"Action":"output","Package":"p","Test":"TestC","Output":"    c_test.go:3: want 1, got 2\n"}`,
 		`{"Action":"fail","Package":"p","Test":"TestC","Elapsed":0.1}`,
+		`{"Action":"run","Package":"p","Test":"TestD"}`,
+		`{"Action":"output","Package":"p","Test":"TestD","Output":"panic: test timed out after 30m0s\n"}`,
 		`{"Action":"fail","Package":"p","Elapsed":1}`,
 		`{"Action":"start","Package":"q"}`,
 	}, "\n")
@@ -26,7 +28,8 @@ func TestSummary(t *testing.T) {
 	for _, want := range []string{
 		"--- PASS: TestA", "--- SKIP: TestB: NOT RUN: no sqld here", "--- FAIL: TestC", "want 1, got 2",
 		"FAIL q: the test binary ended without a verdict",
-		"1 tests passed, 3 failed, 1 NOT RUN (skipped)", "NOT RUN p TestB: NOT RUN: no sqld here",
+		"--- NO VERDICT: TestD", "panic: test timed out after 30m0s",
+		"1 tests passed, 4 failed, 1 NOT RUN (skipped)", "NOT RUN p TestB: NOT RUN: no sqld here",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
