@@ -56,19 +56,35 @@ func Schemes() []Scheme {
 		{
 			Name:        "sqlite",
 			Example:     "sqlite:/tmp/store.db",
-			Description: "SQLite via modernc.org/sqlite (pure Go), WAL file or sqlite::memory:, running the seed's SQL.",
-			Validate:    func(path string) error { return dbfile.CheckPath("sqlite", path) },
-			Open: func(ctx context.Context, path string, cfg model.Config) (model.Store, error) {
-				return sqlite.Open(ctx, path, cfg)
+			Description: "SQLite via modernc.org/sqlite (pure Go), WAL file (?synchronous=off|normal|full|extra; NORMAL by default) or sqlite::memory:, running the seed's SQL.",
+			Validate:    func(rest string) error { return dbfile.Validate("sqlite", rest) },
+			Open: func(ctx context.Context, rest string, cfg model.Config) (model.Store, error) {
+				f, err := dbfile.ParseFile("sqlite", rest)
+				if err != nil {
+					return nil, err
+				}
+				var opts []sqlite.Option
+				if f.Synchronous != "" {
+					opts = append(opts, sqlite.WithSynchronous(f.Synchronous))
+				}
+				return sqlite.Open(ctx, f.Path, cfg, opts...)
 			},
 		},
 		{
 			Name:        "libsql",
 			Example:     "libsql:/tmp/store.db",
-			Description: "libSQL local file via github.com/tursodatabase/go-libsql (cgo), running the seed's SQL.",
-			Validate:    func(path string) error { return dbfile.CheckPath("libsql", path) },
-			Open: func(ctx context.Context, path string, cfg model.Config) (model.Store, error) {
-				return libsql.Open(ctx, path, cfg)
+			Description: "libSQL local file via github.com/tursodatabase/go-libsql (cgo), WAL (?synchronous=off|normal|full|extra; NORMAL by default), running the seed's SQL.",
+			Validate:    func(rest string) error { return dbfile.Validate("libsql", rest) },
+			Open: func(ctx context.Context, rest string, cfg model.Config) (model.Store, error) {
+				f, err := dbfile.ParseFile("libsql", rest)
+				if err != nil {
+					return nil, err
+				}
+				var opts []libsql.Option
+				if f.Synchronous != "" {
+					opts = append(opts, libsql.WithSynchronous(f.Synchronous))
+				}
+				return libsql.Open(ctx, f.Path, cfg, opts...)
 			},
 		},
 		{

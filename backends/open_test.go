@@ -2,6 +2,7 @@ package backends
 
 import (
 	"context"
+	"database/sql"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,7 +12,8 @@ import (
 )
 
 // TestOpenSchemes opens every scheme, file databases in a directory whose
-// name a file: URI would misread, and checks each file is where it was asked.
+// name a file: URI would misread, and checks each file is where it was
+// asked. What follows a ? in a file URL is its query (synchronous=).
 func TestOpenSchemes(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "a b%20c#d")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -20,8 +22,9 @@ func TestOpenSchemes(t *testing.T) {
 	for _, url := range []string{
 		"memory:",
 		"sqlite::memory:",
-		"sqlite:" + filepath.Join(dir, "a?x=1.db"),
-		"libsql:" + filepath.Join(dir, "b?x=1.db"),
+		"sqlite:" + filepath.Join(dir, "a.db") + "?synchronous=full",
+		"libsql:" + filepath.Join(dir, "b.db"),
+		"libsql:" + filepath.Join(dir, "c.db") + "?synchronous=extra",
 		"libsql::memory:",
 	} {
 		t.Run(url, func(t *testing.T) {
@@ -38,7 +41,18 @@ func TestOpenSchemes(t *testing.T) {
 			if err := s.Save(ctx, exe); err != nil || exe.Version != 1 {
 				t.Fatalf("save: %v, version %d", err, exe.Version)
 			}
-			if _, path, _ := strings.Cut(url, ":"); strings.HasPrefix(path, dir) {
+			for setting, level := range map[string]int{"synchronous=full": 2, "synchronous=extra": 3} {
+				if !strings.Contains(url, setting) {
+					continue
+				}
+				var got int
+				db := s.(interface{ DB() *sql.DB }).DB()
+				if err := db.QueryRowContext(ctx, "PRAGMA synchronous").Scan(&got); err != nil || got != level {
+					t.Errorf("PRAGMA synchronous = %d (%v), want %d for %s", got, err, level, setting)
+				}
+			}
+			_, path, _ := strings.Cut(url, ":")
+			if path, _, _ = strings.Cut(path, "?"); strings.HasPrefix(path, dir) {
 				if _, err := os.Stat(path); err != nil {
 					t.Errorf("no database at %s: %v", path, err)
 				}
@@ -58,6 +72,8 @@ func TestOpenErrors(t *testing.T) {
 		{"memory:x", `takes nothing after the colon`},
 		{"sqlite:", `sqlite: empty database path`},
 		{"libsql:", `libsql: empty database path`},
+		{"sqlite:/tmp/x.db?sync=full", `sqlite: unknown URL parameter "sync"`},
+		{"libsql:/tmp/x.db?synchronous=fast", `libsql: synchronous must be OFF, NORMAL, FULL or EXTRA, got "fast"`},
 		{"sqlite:" + missing, `does not exist`},
 		{"libsql:" + missing, `does not exist`},
 		{"exec:", `backend exec: no command`},

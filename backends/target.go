@@ -177,6 +177,23 @@ type FileOptions struct {
 	Synchronous string
 }
 
+// Synchronous is the PRAGMA synchronous a sqlite: or libsql: URL asks for
+// (synchronous=), or a mutant reports, in upper case; "" when it names
+// none (the default, NORMAL) or is another kind.
+func (t *Target) Synchronous() string {
+	if t.Scheme == mutants.Scheme {
+		return mutants.Synchronous(t.rest)
+	}
+	if t.Scheme != sqlite.Name && t.Scheme != libsql.Name {
+		return ""
+	}
+	f, err := dbfile.ParseFile(t.Scheme, t.rest)
+	if err != nil {
+		return ""
+	}
+	return f.Synchronous
+}
+
 // OpenFile opens the target's file with opt, for a target with the
 // CommitHooks capability; any other target is opened as Open does and
 // hooked is false.
@@ -184,6 +201,9 @@ func (t *Target) OpenFile(ctx context.Context, opt FileOptions) (store model.Sto
 	if !t.Has(CommitHooks) {
 		st, err := t.Open(ctx, model.DefaultConfig())
 		return st, false, err
+	}
+	if opt.Synchronous == "" {
+		opt.Synchronous = t.Synchronous()
 	}
 	so := sqlstore.Options{Hooks: opt.Hooks}
 	var s *sqlstore.Store

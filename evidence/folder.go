@@ -30,6 +30,9 @@ const (
 	// CyclesFile is the crash-recovery workload's cycle log: one line
 	// per kill-and-recover cycle, then "note: …" lines.
 	CyclesFile = "cycles.txt"
+	// CutsFile is the power-loss scenario's cuts: what each discarded and
+	// how many acknowledged commits the recovery after it lost (JSON).
+	CutsFile = "cuts.json"
 	// SweepJSONFile and SweepMDFile are a replica-lag sweep's figures
 	// (package replicalag writes them; their content is its own).
 	SweepJSONFile = "sweep.json"

@@ -103,7 +103,7 @@ func CrashRecovery(ctx context.Context, opt CrashOptions) (*CrashResult, error) 
 		}
 	}
 	r.res.Notes = append(r.res.Notes, r.led.notes...)
-	r.res.Acked = len(r.led.acked)
+	r.res.Acked = r.led.total
 	return r.res, nil
 }
 
@@ -116,6 +116,8 @@ type crashRun struct {
 	lat    latency
 	latSum time.Duration
 	latN   int
+	// power, when set, cuts the power after every kill (PowerLoss).
+	power *powerCut
 }
 
 func (r *crashRun) fault(s string) {
@@ -130,7 +132,14 @@ func (r *crashRun) cycle(ctx context.Context, c int, last bool) error {
 	start := time.Now()
 	rng := rand.New(rand.NewPCG(r.opt.Seed, 1<<32+uint64(c)))
 	plan := drawPlan(rng, r.res.Hooks, r.lat)
-	cfg := workerConfig{Mode: modeCrash, URL: r.opt.URL, Seed: r.opt.Seed, Cycle: c, Reset: c == 0,
+	reset := c == 0
+	if r.power != nil && r.power.wipe {
+		if err := r.power.wipeFile(); err != nil {
+			return err
+		}
+		reset = true
+	}
+	cfg := workerConfig{Mode: modeCrash, URL: r.opt.URL, Seed: r.opt.Seed, Cycle: c, Reset: reset,
 		MaxCommits: maxCommits, LifeMS: workerLife.Milliseconds(), Synchronous: r.opt.Synchronous}
 	if last {
 		cfg.Mode = modeVerify
@@ -157,6 +166,10 @@ func (r *crashRun) cycle(ctx context.Context, c int, last bool) error {
 		return err
 	}
 	r.landed(c, plan, killed, time.Since(start))
+	if r.power != nil {
+		r.fault(fmt.Sprintf("power cut %d/%d", c+1, r.cycles))
+		return r.power.cut(ctx)
+	}
 	return nil
 }
 
@@ -167,6 +180,9 @@ func (r *crashRun) recovered(ctx context.Context, w *proc, c int, deadline <-cha
 	switch {
 	case err != nil && c == 0:
 		return err // the backend cannot be opened at all
+	case errors.As(err, &stopped) && r.power != nil && r.power.rule == keepNothing:
+		r.power.recovered(r.led.unexplained(fmt.Sprintf("the database cannot be recovered: %s failed: %s", stopped.stage, stopped.msg), len(r.led.pending)))
+		return nil
 	case errors.As(err, &stopped):
 		r.res.Err = broke(ErrIntegrity, "after crash %d the database cannot be recovered: %s failed: %s", c, stopped.stage, stopped.msg)
 		return nil
@@ -176,9 +192,21 @@ func (r *crashRun) recovered(ctx context.Context, w *proc, c int, deadline <-cha
 	r.res.Hooks = m.Hooks
 	r.res.RecoveryTimes = append(r.res.RecoveryTimes, time.Duration(m.RecoveryUS)*time.Microsecond)
 	inflight := r.led.inflight != nil
-	applied, err := r.led.verify(ctx, m.Integrity, m.Dump)
+	var applied bool
+	if r.power != nil {
+		var found afterCut
+		found, err = r.led.verifyCut(ctx, r.power.rule, m.Integrity, m.Dump)
+		applied = found.Applied
+		r.power.recovered(found)
+	} else {
+		applied, err = r.led.verify(ctx, m.Integrity, m.Dump)
+	}
 	if err != nil {
-		r.res.Err = fmt.Errorf("after crash %d: %w", c, err)
+		what := "crash"
+		if r.power != nil {
+			what = "power cut"
+		}
+		r.res.Err = fmt.Errorf("after %s %d: %w", what, c, err)
 		return nil
 	}
 	if inflight && applied {

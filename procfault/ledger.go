@@ -23,6 +23,9 @@ type ledger struct {
 	stage    string
 	// notes are commits that failed without a fault.
 	notes []string
+	// total counts the acknowledged commits of the run, those a power cut
+	// lost (and acked no longer lists) included.
+	total int
 }
 
 func newLedger() *ledger {
@@ -40,6 +43,7 @@ func (l *ledger) observe(m message) {
 		}
 	case msgAck:
 		if l.inflight != nil {
+			l.total++
 			l.acked = append(l.acked, l.inflight)
 			l.pending = append(l.pending, l.inflight)
 		}

@@ -149,7 +149,7 @@ func (s Scenario) Applies(t *backends.Target) (bool, string) {
 
 // All returns every scenario, by name.
 func All() []Scenario {
-	list := []Scenario{conformanceScenario(), concurrentScenario(), replicaLagScenario(), crashRecoveryScenario(), writerStallScenario()}
+	list := []Scenario{conformanceScenario(), concurrentScenario(), replicaLagScenario(), crashRecoveryScenario(), powerLossScenario(), writerStallScenario()}
 	list = append(list, rqliteScenarios()...)
 	list = append(list, runsConformanceScenario(), leaseStallScenario())
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })

@@ -19,12 +19,18 @@ type Mutant struct {
 	Breaks string
 	// Correct marks an entry that is not a mutant and must pass everything.
 	Correct bool
+	// OnFile says the mutant is run on a file of its own
+	// (mutant:NAME?path=FILE): the scenarios that catch it need one.
+	OnFile bool
 
 	// statements swaps SQL of sqlstore.SQLite(); nil keeps the seed's.
 	statements func(st *sqlstore.Statements)
 	// wrap builds the store around the opened SQLite store; nil uses it
 	// as it is.
 	wrap func(ctx context.Context, b *base, cfg model.Config) (model.Store, error)
+	// synchronous is the PRAGMA synchronous the store really runs with,
+	// and claims the one it reports (Synchronous); "" keeps NORMAL.
+	synchronous, claims string
 }
 
 // Catalogue returns every entry, mutants first in a fixed order, then the
@@ -101,6 +107,13 @@ func Catalogue() []Mutant {
 			Name:   "split-visible",
 			Breaks: "atomic visibility (no reader sees part of a commit): the execution row and its side-writes commit in two transactions, 1 ms apart, under a lock every writer takes, so writers only ever see whole commits, but a reader between the two sees the new version without its dedupe marker, outbox entries, timers and trace step.",
 			wrap:   wrapSplitVisible,
+		},
+		{
+			Name:        "unsynced-full",
+			Breaks:      "durability at power loss: it reports synchronous=FULL (every acknowledged commit survives a power cut) but runs with synchronous=OFF, so nothing it acknowledges is fsynced; a process crash cannot tell (the page cache survives it), a power cut can.",
+			synchronous: "OFF",
+			claims:      "FULL",
+			OnFile:      true,
 		},
 		{
 			Name:    "guarded-upsert",

@@ -49,6 +49,17 @@ func Validate(rest string) error {
 	return err
 }
 
+// Synchronous is the PRAGMA synchronous the mutant rest names reports
+// (what it promises of durability), in upper case; "" for the backends'
+// default, NORMAL, or a URL that names no mutant.
+func Synchronous(rest string) string {
+	t, err := parse(rest)
+	if err != nil {
+		return ""
+	}
+	return t.m.claims
+}
+
 // Open opens the mutant that rest names (NAME or NAME?path=FILE).
 func Open(ctx context.Context, rest string, cfg model.Config) (model.Store, error) {
 	t, err := parse(rest)
@@ -75,7 +86,11 @@ func (t target) open(ctx context.Context, cfg model.Config) (model.Store, error)
 		t.m.statements(&b.st)
 	}
 	st := b.st
-	inner, err := sqlite.Open(ctx, path, cfg, sqlite.WithStoreOptions(sqlstore.Options{Name: name, Statements: &st}))
+	opts := []sqlite.Option{sqlite.WithStoreOptions(sqlstore.Options{Name: name, Statements: &st})}
+	if t.m.synchronous != "" {
+		opts = append(opts, sqlite.WithSynchronous(t.m.synchronous))
+	}
+	inner, err := sqlite.Open(ctx, path, cfg, opts...)
 	if err != nil {
 		return nil, errors.Join(err, b.removeDir())
 	}

@@ -145,7 +145,7 @@ func (t *Table) Summary(command string) *reports.Summary {
 				Backend: reports.Redact(r.Backend), Scenario: r.Scenario, Verdict: r.Verdict, Reason: r.Reason,
 				Seed: r.Seed, Reproduce: t.reproduce(r), DurationMS: r.Time.Milliseconds(), Ops: r.Ops,
 				Guarantee: r.Guarantee, Cases: r.Cases, MinimalSteps: r.MinimalSteps, Dir: r.Dir,
-				Metrics: metrics, Options: t.options(row),
+				Metrics: metrics, Options: t.options(row), NotApplicable: r.NotApplicable,
 			})
 		}
 	}

@@ -45,7 +45,10 @@ func DefaultSizing() Sizing {
 // DefaultScenarios are the scenarios the catalogue runs, in order.
 func DefaultScenarios() ([]scenarios.Scenario, error) {
 	var out []scenarios.Scenario
-	for _, name := range []string{"conformance", "concurrent"} {
+	// power-loss applies to the SQLite and libSQL files and to the
+	// mutants that run on a file (the durability mutant): it costs the
+	// others nothing.
+	for _, name := range []string{"conformance", "concurrent", "power-loss"} {
 		sc, err := scenarios.Lookup(name)
 		if err != nil {
 			return nil, fmt.Errorf("mutants: %w", err)
@@ -177,7 +180,7 @@ func (ms *meters) wrap(i int, st model.Store) model.Store {
 func (ms *meters) result(i int, run reports.Run) RunResult {
 	res := RunResult{Scenario: run.Scenario, Seed: run.Seed, Backend: run.Backend, Verdict: run.Verdict, Guarantee: run.Guarantee,
 		Reason: run.Reason, Ops: run.Ops, Cases: run.Cases, MinimalSteps: run.MinimalSteps, Metrics: run.Metrics, Dir: run.Dir,
-		Time: time.Duration(run.DurationMS) * time.Millisecond}
+		Time: time.Duration(run.DurationMS) * time.Millisecond, NotApplicable: run.NotApplicable}
 	res.OpsToCatch, res.TimeToCatch = res.Ops, res.Time
 	ms.mu.Lock()
 	m := ms.byRun[i]

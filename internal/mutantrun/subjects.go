@@ -65,6 +65,9 @@ func mutantSubject(m mutants.Mutant) Subject {
 		kind = Correct
 	}
 	url := mutants.Scheme + ":" + m.Name
+	if m.OnFile {
+		return Subject{Name: m.Name, Kind: kind, Breaks: m.Breaks, URL: func(dir string) string { return url + "?path=" + filepath.Join(dir, "store.db") }}
+	}
 	return Subject{Name: m.Name, Kind: kind, Breaks: m.Breaks, URL: func(string) string { return url }}
 }
 

@@ -34,6 +34,9 @@ type RunResult struct {
 	Metrics      map[string]float64 `json:"metrics,omitempty"`
 	// Dir holds the run's artifacts, relative to the output folder.
 	Dir string `json:"dir,omitempty"`
+	// NotApplicable marks a NOT RUN whose scenario does not apply to the
+	// subject (power-loss on a store without a file).
+	NotApplicable bool `json:"not_applicable,omitempty"`
 }
 
 // fill copies what a scenario reported.

@@ -121,3 +121,52 @@ func PathParam(label, query string) (string, error) {
 	}
 	return path, nil
 }
+
+// A File is a file backend's URL after its scheme: a path and the settings
+// its query overrides, e.g. "/tmp/p.db?synchronous=full".
+type File struct {
+	Path string
+	// Synchronous is the URL's synchronous= in upper case; "" when the URL
+	// names none (the backend's default, NORMAL, holds).
+	Synchronous string
+}
+
+// ParseFile splits rest into the path and the settings of its query. The
+// query may name synchronous (off, normal, full, extra); any other
+// parameter is an error, so that a typo is not silently a file name.
+func ParseFile(backend, rest string) (File, error) {
+	path, query, hasQuery := strings.Cut(rest, "?")
+	f := File{Path: path}
+	if !hasQuery {
+		return f, nil
+	}
+	v, err := url.ParseQuery(query)
+	if err != nil {
+		return f, fmt.Errorf("%s: bad query %q: %w", backend, query, err)
+	}
+	for key, vals := range v {
+		switch key {
+		case "synchronous":
+			s := Settings{Synchronous: vals[len(vals)-1], BusyTimeout: 0, MaxConns: 1}
+			if err := s.Check(backend); err != nil {
+				return f, err
+			}
+			f.Synchronous = strings.ToUpper(s.Synchronous)
+		default:
+			return f, fmt.Errorf("%s: unknown URL parameter %q (a file URL takes synchronous=off|normal|full|extra)", backend, key)
+		}
+	}
+	if f.Path == Memory && f.Synchronous != "" {
+		return f, fmt.Errorf("%s: synchronous= is for a database file, not %s", backend, Memory)
+	}
+	return f, nil
+}
+
+// Validate checks a file URL: its query and its path.
+func Validate(backend, rest string) error {
+	f, err := ParseFile(backend, rest)
+	if err != nil {
+		return err
+	}
+	return CheckPath(backend, f.Path)
+}
