@@ -31,7 +31,8 @@ const (
 	// per kill-and-recover cycle, then "note: …" lines.
 	CyclesFile = "cycles.txt"
 	// CutsFile is the power-loss scenario's cuts: what each discarded and
-	// how many acknowledged commits the recovery after it lost (JSON).
+	// how many acknowledged commits the recovery after it lost, and the
+	// sync calls the store made, per kind and per file (JSON).
 	CutsFile = "cuts.json"
 	// SweepJSONFile and SweepMDFile are a replica-lag sweep's figures
 	// (package replicalag writes them; their content is its own).

@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/storecheck/storecheck/chaos/lossyfs"
 )
@@ -98,25 +97,30 @@ func TestPowerLossLeavesNothingMounted(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, url string
-		cancel    time.Duration
+		interrupt bool // at the second power cut
 	}{
-		{"passing", "sqlite:{dir}/p.db?synchronous=full", 0},
-		{"failing", "mutant:unsynced-full?path={dir}/p.db", 0},
-		{"interrupted", "sqlite:{dir}/p.db", 400 * time.Millisecond},
+		{"passing", "sqlite:{dir}/p.db?synchronous=full", false},
+		{"failing", "mutant:unsynced-full?path={dir}/p.db", false},
+		{"interrupted", "sqlite:{dir}/p.db", true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			if c.cancel > 0 {
-				time.AfterFunc(c.cancel, cancel)
-			}
 			dir := t.TempDir()
 			url := strings.ReplaceAll(c.url, "{dir}", t.TempDir())
-			_, err := PowerLoss(ctx, PowerOptions{URL: url, Seed: 1, Cycles: 3, Command: selfCommand(t), Dir: dir})
-			if c.cancel > 0 && !errors.Is(err, context.Canceled) {
+			opt := PowerOptions{URL: url, Seed: 1, Cycles: 4, Command: selfCommand(t), Dir: dir}
+			if c.interrupt {
+				opt.Fault = func(f string) {
+					if strings.HasPrefix(f, "power cut 2/") {
+						cancel()
+					}
+				}
+			}
+			_, err := PowerLoss(ctx, opt)
+			if c.interrupt && !errors.Is(err, context.Canceled) {
 				t.Errorf("interrupted run: err %v, want context.Canceled", err)
 			}
-			if c.cancel == 0 && err != nil {
+			if !c.interrupt && err != nil {
 				t.Fatal(err)
 			}
 			mounts, err := os.ReadFile("/proc/self/mountinfo")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/storecheck/storecheck/chaos/lossyfs"
 	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/procfault"
 	"github.com/storecheck/storecheck/reports"
@@ -39,7 +40,14 @@ func runPowerLoss(ctx context.Context, t Target, p Params) Result {
 	res, err := procfault.PowerLoss(ctx, opt)
 	if res != nil {
 		keepLines(p, evidence.CyclesFile, append(cutLines(res), withPrefix("note: ", res.Notes)...))
-		if data, err := json.MarshalIndent(res.Cuts, "", "  "); err == nil {
+		record := struct {
+			Synchronous string                          `json:"synchronous"`
+			Promise     string                          `json:"promise"`
+			Cuts        []procfault.CutRecord           `json:"cuts"`
+			Syncs       map[lossyfs.SyncKind]int64      `json:"syncs"`
+			FileSyncs   map[string]lossyfs.PathCounters `json:"file_syncs"`
+		}{res.Synchronous, res.Promise, res.Cuts, res.Syncs, res.FileSyncs}
+		if data, err := json.MarshalIndent(record, "", "  "); err == nil {
 			keep(p, evidence.CutsFile, data)
 		}
 	}
