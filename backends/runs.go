@@ -57,11 +57,19 @@ func runSchemes() []Scheme {
 		{
 			Name:        "runs+sqlite",
 			Example:     "runs+sqlite:/tmp/runs.db",
-			Description: "Run store: openrath's SQLiteRunStore schema on modernc.org/sqlite (WAL file or :memory:), BEGIN IMMEDIATE per mutation.",
-			Validate:    func(path string) error { return dbfile.CheckPath(runsqlite.Name, path) },
+			Description: "Run store: openrath's SQLiteRunStore schema on modernc.org/sqlite (WAL file, ?synchronous=off|normal|full|extra, or :memory:), BEGIN IMMEDIATE per mutation.",
+			Validate:    func(rest string) error { return dbfile.Validate(runsqlite.Name, rest) },
 			Kind:        KindRuns,
-			OpenRuns: func(ctx context.Context, path string) (runstore.Store, error) {
-				return runsqlite.Open(ctx, path)
+			OpenRuns: func(ctx context.Context, rest string) (runstore.Store, error) {
+				f, err := dbfile.ParseFile(runsqlite.Name, rest)
+				if err != nil {
+					return nil, err
+				}
+				var opts []runsqlite.Option
+				if f.Synchronous != "" {
+					opts = append(opts, runsqlite.WithSynchronous(f.Synchronous))
+				}
+				return runsqlite.Open(ctx, f.Path, opts...)
 			},
 		},
 		{

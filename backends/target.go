@@ -15,6 +15,7 @@ import (
 	"github.com/storecheck/storecheck/backends/mutants"
 	"github.com/storecheck/storecheck/backends/rqlite/managed"
 	"github.com/storecheck/storecheck/backends/runmutants"
+	"github.com/storecheck/storecheck/backends/runsqlite"
 	"github.com/storecheck/storecheck/backends/sqlite"
 	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
@@ -181,10 +182,13 @@ type FileOptions struct {
 // (synchronous=), or a mutant reports, in upper case; "" when it names
 // none (the default, NORMAL) or is another kind.
 func (t *Target) Synchronous() string {
-	if t.Scheme == mutants.Scheme {
+	switch t.Scheme {
+	case mutants.Scheme:
 		return mutants.Synchronous(t.rest)
+	case runmutants.Scheme:
+		return runmutants.Synchronous(t.rest)
 	}
-	if t.Scheme != sqlite.Name && t.Scheme != libsql.Name {
+	if t.Scheme != sqlite.Name && t.Scheme != libsql.Name && t.Scheme != runsqlite.Name {
 		return ""
 	}
 	f, err := dbfile.ParseFile(t.Scheme, t.rest)

@@ -13,3 +13,9 @@ func CrashNeeds() []backends.Capability {
 func StallNeeds() []backends.Capability {
 	return []backends.Capability{backends.ExecutionStore, backends.SharedFile, backends.CommitHooks}
 }
+
+// PowerNeeds are what power-loss needs of a backend: a database file that
+// worker processes open, under an execution store or a run store.
+func PowerNeeds() []backends.Capability {
+	return []backends.Capability{backends.SharedFile}
+}

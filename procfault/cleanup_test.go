@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/storecheck/storecheck/chaos/lossyfs"
 )
 
 // No worker outlives a run: after a passing run, a failing run and an
@@ -108,13 +110,31 @@ func TestNoWorkerOutlivesPassingRuns(t *testing.T) {
 	p.assertNoWorkers(t)
 }
 
+// A failing run stops at its first broken guarantee, with a worker alive.
+// The failure must be certain, not a kill's luck (split-commit's window
+// between its two transactions is microseconds wide and a loaded machine
+// can miss it twenty times): the power cut under unsynced-full loses an
+// acknowledged commit every time. Without FUSE, split-commit it is, and a
+// run it survives says so.
 func TestNoWorkerOutlivesFailingRuns(t *testing.T) {
 	var p pids
+	if lossyfs.Available() == nil {
+		res, err := PowerLoss(context.Background(), PowerOptions{URL: "mutant:unsynced-full?path=" + filepath.Join(t.TempDir(), "c.db"),
+			Seed: 3, Cycles: 4, Command: p.command(t), Dir: t.TempDir()})
+		if err != nil || !errors.Is(res.Err, ErrDurability) {
+			t.Fatalf("unsynced-full: want a durability break, got %v, %+v", err, res)
+		}
+		p.assertNoWorkers(t)
+		return
+	}
 	res, err := CrashRecovery(context.Background(), CrashOptions{URL: "mutant:split-commit?path=" + filepath.Join(t.TempDir(), "c.db"), Seed: 3, Command: p.command(t)})
-	if err != nil || res.Err == nil {
-		t.Fatalf("split-commit: want a broken guarantee, got %v, %v", err, res)
+	if err != nil {
+		t.Fatal(err)
 	}
 	p.assertNoWorkers(t)
+	if res.Err == nil {
+		t.Skipf("NOT RUN: no FUSE here (%v), and split-commit survived %d kills this time: the failing path was not exercised", lossyfs.Available(), res.Cycles)
+	}
 }
 
 func TestNoWorkerOutlivesInterruptedCrashRecovery(t *testing.T) {

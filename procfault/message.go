@@ -6,6 +6,7 @@ import (
 
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // The worker tells its parent what it does as JSON lines on a pipe (file
@@ -65,6 +66,11 @@ type message struct {
 
 	// begin
 	Commit *wireCommit `json:"commit,omitempty"`
+
+	// Run-store mode: the recovered tables (recovered) and the op about to
+	// be called (begin).
+	RunsDump *runstore.Dump `json:"runs_dump,omitempty"`
+	RunsOp   *runsOp        `json:"runs_op,omitempty"`
 
 	// ack: LatencyUS from the call to its return; CommitUS from the
 	// BeforeCommit hook to the return (0 without the hook).

@@ -24,7 +24,7 @@ func openStore(ctx context.Context, rawURL string, opt backends.FileOptions) (st
 
 // dbOf returns the database under a SQL-backed store (the sqlite and libsql
 // stores, and every mutant, which embeds one).
-func dbOf(s model.Store) (*sql.DB, bool) {
+func dbOf(s any) (*sql.DB, bool) {
 	d, ok := s.(interface{ DB() *sql.DB })
 	if !ok {
 		return nil, false
@@ -34,7 +34,7 @@ func dbOf(s model.Store) (*sql.DB, bool) {
 
 // integrityCheck runs PRAGMA integrity_check and returns its rows joined:
 // "ok" for a sound database.
-func integrityCheck(ctx context.Context, s model.Store) (string, error) {
+func integrityCheck(ctx context.Context, s any) (string, error) {
 	db, ok := dbOf(s)
 	if !ok {
 		return "", fmt.Errorf("the store has no SQL database to check")

@@ -15,7 +15,8 @@ import (
 
 // PowerOptions configure PowerLoss.
 type PowerOptions struct {
-	// URL is a sqlite: or libsql: file URL, or a mutant: with ?path=FILE.
+	// URL is a sqlite:, libsql: or runs+sqlite: file URL, or a mutant: or
+	// runs+mutant: with ?path=FILE.
 	// Its synchronous= (NORMAL when it names none) is the promise judged.
 	// The run puts the database under a lossy mount of its own, with the
 	// URL's file name: the URL's own file is never touched.
@@ -49,6 +50,10 @@ type PowerResult struct {
 	*CrashResult
 	// Synchronous is the setting judged; Promise what it promises.
 	Synchronous, Promise string
+	// Unit names what was acknowledged: "commits" (an execution store) or
+	// "writes" (a run store's create_run, append_run_event and
+	// append_checkpoint calls).
+	Unit string
 	// Cuts is one record per power cut, in order.
 	Cuts []CutRecord
 	// Lost counts the acknowledged commits the cuts lost, in all;
@@ -90,12 +95,12 @@ type powerCut struct {
 // recovers. The error is for a run that could not be made (ErrNotRun,
 // e.g. no FUSE here) or was interrupted; a broken guarantee is Err.
 func PowerLoss(ctx context.Context, opt PowerOptions) (res *PowerResult, err error) {
-	t, err := target("power-loss", opt.URL, CrashNeeds()...)
+	t, err := target("power-loss", opt.URL, PowerNeeds()...)
 	if err != nil {
 		return nil, err
 	}
 	if t.File == "" {
-		return nil, notRun("power-loss needs a database file (sqlite:PATH, libsql:PATH, mutant:NAME?path=PATH)")
+		return nil, notRun("power-loss needs a database file (sqlite:PATH, libsql:PATH, runs+sqlite:PATH, mutant:NAME?path=PATH)")
 	}
 	sync := t.Synchronous()
 	rule, err := ruleFor(sync)
@@ -139,10 +144,22 @@ func PowerLoss(ctx context.Context, opt PowerOptions) (res *PowerResult, err err
 	url := strings.Replace(opt.URL, t.File, db, 1)
 
 	res = &PowerResult{CrashResult: &CrashResult{Hooks: t.Has(backends.CommitHooks)}, Synchronous: strings.ToUpper(sync), Promise: rule.String()}
+	power := &powerCut{fs: fs, rule: rule, db: db, res: res}
+	res.Unit = "commits"
+	if t.Has(backends.RunStore) {
+		res.Unit = "writes"
+		r := &runsPower{opt: opt, url: url, cycles: cycles, res: res, power: power}
+		defer r.fault("")
+		if err := r.run(ctx); err != nil {
+			return res, err
+		}
+		res.syncs(fs.Stats(), mount)
+		return res, nil
+	}
 	r := &crashRun{
 		opt:    CrashOptions{URL: url, Seed: opt.Seed, Command: opt.Command, Ops: opt.Ops, Fault: opt.Fault},
 		cycles: cycles, res: res.CrashResult, led: newLedger(), lat: initialLatency(),
-		power: &powerCut{fs: fs, rule: rule, db: db, res: res},
+		power: power,
 	}
 	defer r.fault("")
 	for c := 0; c <= cycles && r.res.Err == nil; c++ {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/storecheck/storecheck/chaos/lossyfs"
+	"github.com/storecheck/storecheck/model/runstore"
 )
 
 // power runs power-loss on url (with {dir} replaced by a fresh folder),
@@ -132,6 +133,68 @@ func TestPowerLossLeavesNothingMounted(t *testing.T) {
 			}
 			if left, _ := os.ReadDir(dir); len(left) > 0 {
 				t.Errorf("left in %s: %v", dir, left)
+			}
+		})
+	}
+}
+
+// The run store under power loss: FULL keeps every acknowledged write,
+// NORMAL loses a suffix, and the run store that says FULL and runs OFF is
+// caught as a durability break.
+func TestPowerLossRunStore(t *testing.T) {
+	full := power(t, "runs+sqlite:{dir}/r.db?synchronous=full", 1, 4)
+	if full.Err != nil || full.Lost != 0 || full.Acked == 0 {
+		t.Errorf("FULL: err %v, %d of %d acknowledged writes lost", full.Err, full.Lost, full.Acked)
+	}
+	normal := power(t, "runs+sqlite:{dir}/r.db", 2, 4)
+	if normal.Err != nil || normal.Lost == 0 {
+		t.Errorf("NORMAL: err %v, %d of %d acknowledged writes lost; a cut between checkpoints must lose some", normal.Err, normal.Lost, normal.Acked)
+	}
+	broken := power(t, "runs+mutant:unsynced-full?path={dir}/r.db", 1, 4)
+	if !errors.Is(broken.Err, ErrDurability) || broken.Synchronous != "FULL" {
+		t.Errorf("runs+mutant:unsynced-full judged as %s: err %v; want a durability break", broken.Synchronous, broken.Err)
+	}
+	t.Log(broken.Err)
+}
+
+// TestRunsLossRules: the run-store ledger accepts a lost suffix under
+// NORMAL only, and never a hole.
+func TestRunsLossRules(t *testing.T) {
+	ctx := context.Background()
+	create := runsOp{Kind: opCreate, Run: "r1", Name: "c0-1", NowMS: 1}
+	ev2 := runsOp{Kind: opEvent, Run: "r1", Name: "c0-2", NowMS: 2}
+	ev3 := runsOp{Kind: opEvent, Run: "r1", Name: "c0-3", NowMS: 3}
+	dump := func(ops ...runsOp) *runstore.Dump {
+		d, err := replay(ctx, ops)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	for _, c := range []struct {
+		name string
+		rule lossRule
+		got  *runstore.Dump
+		lost int
+		want error
+	}{
+		{"full keeps all", keepAll, dump(create, ev2, ev3), 0, nil},
+		{"full loses a suffix", keepAll, dump(create, ev2), 0, ErrDurability},
+		{"normal loses a suffix", keepPrefix, dump(create, ev2), 1, nil},
+		{"normal loses a middle write", keepPrefix, dump(create, ev3), 0, ErrDurability},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			l := &runsLedger{}
+			for i, op := range []runsOp{create, ev2, ev3} {
+				l.observe(message{Type: msgBegin, N: i + 1, RunsOp: &op})
+				l.observe(message{Type: msgAck, N: i + 1})
+			}
+			found, err := l.verify(ctx, c.rule, "ok", c.got)
+			if !errors.Is(err, c.want) || (c.want == nil) != (err == nil) {
+				t.Fatalf("want %v, got %v", c.want, err)
+			}
+			if err == nil && found.Lost != c.lost {
+				t.Errorf("lost %d, want %d", found.Lost, c.lost)
 			}
 		})
 	}

@@ -14,6 +14,10 @@ const (
 	modeCrash  = "crash"  // report the recovered tables, then commit until killed
 	modeVerify = "verify" // report the recovered tables and exit
 	modeStall  = "stall"  // run a recorded workload, stall once when told
+	// modeRuns: a run store's power-loss worker: report the recovered
+	// tables, then run store ops until killed (Reset unused, MaxCommits
+	// bounds the ops); with modeVerify's meaning when Verify is set.
+	modeRuns = "runs"
 )
 
 // workerConfig is what the parent tells a worker: its configuration line.
@@ -37,6 +41,8 @@ type workerConfig struct {
 	HoldAt     int  `json:"hold_at,omitempty"`
 	RaceAt     int  `json:"race_at,omitempty"`
 	MaxCommits int  `json:"max_commits,omitempty"`
+	// Verify, in run-store mode: report the recovered tables and exit.
+	Verify bool `json:"verify,omitempty"`
 
 	// Stall mode: the parent's base time on the wall clock; this worker's
 	// clients and the workload's shape; the worker's busy timeout and
@@ -66,6 +72,8 @@ func runWorker(ctx context.Context, cfg workerConfig, c *worker.Child) error {
 		err = runCrashWorker(ctx, cfg, em, newInbox(c))
 	case modeStall:
 		err = runStallWorker(ctx, cfg, em, newInbox(c))
+	case modeRuns:
+		err = runRunsWorker(ctx, cfg, em)
 	default:
 		err = usage(fmt.Errorf("unknown mode %q", cfg.Mode))
 	}

@@ -19,8 +19,8 @@ func powerLossScenario() Scenario {
 	return Scenario{
 		Name: "power-loss",
 		Summary: "a worker process commits on a file in a lossy FUSE mount until SIGKILLed at a seeded moment, then the power is cut (unsynced writes are lost, some pages of them torn through); " +
-			"each recovery is judged by the URL's synchronous=: FULL/EXTRA keep every acknowledged commit, NORMAL may lose only a suffix of them (each whole, the file sound), OFF is reported",
-		Needs: procfault.CrashNeeds(),
+			"each recovery is judged by the URL's synchronous=: FULL/EXTRA keep every acknowledged commit, NORMAL may lose only a suffix of them (each whole, the file sound), OFF is reported; on execution stores and run stores",
+		Needs: procfault.PowerNeeds(),
 		Run:   runPowerLoss,
 	}
 }
@@ -71,8 +71,8 @@ func cutLines(res *procfault.PowerResult) []string {
 			break
 		}
 		c := res.Cuts[i]
-		lines[i] += fmt.Sprintf("; power cut %d: %d files with unsynced data, %d entry changes discarded; %d acknowledged commits lost",
-			c.Cut, c.Files, c.EntryChanges, c.Lost)
+		lines[i] += fmt.Sprintf("; power cut %d: %d files with unsynced data, %d entry changes discarded; %d acknowledged %s lost",
+			c.Cut, c.Files, c.EntryChanges, c.Lost, res.Unit)
 		if c.Unexplained != "" {
 			lines[i] += "; recovery unexplained (started again on an empty file): " + c.Unexplained
 		}
@@ -86,8 +86,8 @@ func powerLine(res *procfault.PowerResult) string {
 	for _, c := range res.Cuts {
 		most = max(most, c.Lost)
 	}
-	s := fmt.Sprintf("synchronous=%s: %d power cuts, %d commits acknowledged, %d lost (at most %d at one cut); %d fsyncs of files, %d of folders",
-		res.Synchronous, len(res.Cuts), res.Acked, res.Lost, most, res.Syncs["fsync"]+res.Syncs["fdatasync"], res.Syncs["fsync-dir"]+res.Syncs["fdatasync-dir"])
+	s := fmt.Sprintf("synchronous=%s: %d power cuts, %d %s acknowledged, %d lost (at most %d at one cut); %d fsyncs of files, %d of folders",
+		res.Synchronous, len(res.Cuts), res.Acked, res.Unit, res.Lost, most, res.Syncs["fsync"]+res.Syncs["fdatasync"], res.Syncs["fsync-dir"]+res.Syncs["fdatasync-dir"])
 	if res.Unexplained > 0 {
 		s += fmt.Sprintf("; %d recoveries damaged or unexplained (OFF promises nothing)", res.Unexplained)
 	}

@@ -14,6 +14,19 @@ import (
 func TestRunStoreScenariosApplyOnlyToRunStores(t *testing.T) {
 	for _, sc := range All() {
 		runStore := sc.Name == "lease-stall" || sc.Name == "runs-conformance"
+		if sc.Name == "power-loss" { // both contracts: a file under either
+			for _, url := range []string{"runs+sqlite:/tmp/x.db", "sqlite:/tmp/x.db", "libsql:/tmp/x.db"} {
+				if ok, why := sc.Applies(mustTarget(t, url).Target); !ok {
+					t.Errorf("power-loss on %s: %s", url, why)
+				}
+			}
+			for _, url := range []string{"memory:", "runs+memory:", "sqlite::memory:"} {
+				if ok, _ := sc.Applies(mustTarget(t, url).Target); ok {
+					t.Errorf("power-loss applies to %s, which has no file", url)
+				}
+			}
+			continue
+		}
 		if len(sc.Needs) == 0 {
 			t.Errorf("%s: needs nothing; it must refuse the other contract's URLs", sc.Name)
 			continue
@@ -61,6 +74,9 @@ func TestLeaseStallCatchesEveryMutant(t *testing.T) {
 		"two-active-per-session": "one active run per session",
 	}
 	for _, m := range runmutants.Catalogue() {
+		if m.PowerLossOnly() {
+			continue // caught by power-loss only (procfault's tests)
+		}
 		t.Run(m.Name, func(t *testing.T) {
 			target := mustTarget(t, "runs+mutant:"+m.Name)
 			res := runWatched(t, 3*time.Minute, func(ctx context.Context) Result { return sc.Run(ctx, target, Params{Seed: 5}) })

@@ -20,7 +20,15 @@ type Mutant struct {
 	// edits replace text in the correct statements; each old text must be
 	// found, so that a mutant never silently becomes the correct store.
 	edits []edit
+	// synchronous is the PRAGMA synchronous the store really runs with,
+	// and claims the one it reports (Synchronous); "" keeps NORMAL.
+	synchronous, claims string
 }
+
+// PowerLossOnly says the mutant breaks durability at power loss only: its
+// statements are the correct ones, so the run-store suites and lease-stall
+// pass it, and only the power-loss scenario can catch it.
+func (m Mutant) PowerLossOnly() bool { return m.claims != "" }
 
 // edit replaces old with new in the statement field picks.
 type edit struct {
@@ -54,6 +62,12 @@ func Catalogue() []Mutant {
 			Breaks: "at most one active run per session: the partial unique index on runs(session_id) is missing, so create_run admits a second queued run into a session that has one.",
 			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.Schema[len(s.Schema)-1] },
 				old: "CREATE UNIQUE INDEX IF NOT EXISTS runs_one_active_per_session_idx", new: "CREATE INDEX IF NOT EXISTS runs_one_active_per_session_idx"}},
+		},
+		{
+			Name:        "unsynced-full",
+			Breaks:      "durability at power loss: it reports synchronous=FULL (every acknowledged write survives a power cut) but runs with synchronous=OFF, so nothing it acknowledges is fsynced; only a power cut shows it.",
+			synchronous: "OFF",
+			claims:      "FULL",
 		},
 	}
 }

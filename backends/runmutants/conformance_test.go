@@ -15,6 +15,9 @@ import (
 // failing sequence.
 func TestConformanceCatchesEveryMutant(t *testing.T) {
 	for _, m := range Catalogue() {
+		if m.PowerLossOnly() {
+			continue // caught by power-loss only (procfault's tests)
+		}
 		t.Run(m.Name, func(t *testing.T) {
 			open := func(ctx context.Context) (runstore.Store, error) { return OpenMutant(ctx, m, "") }
 			rep, err := confrunstore.Check(context.Background(), open, confrunstore.CheckConfig{Seed: 5, Checks: 200, ShrinkTime: 2 * time.Second})

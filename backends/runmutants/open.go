@@ -40,6 +40,16 @@ func parse(rest string) (target, error) {
 	return target{m: m, path: path}, nil
 }
 
+// Synchronous is the PRAGMA synchronous the mutant rest names reports, in
+// upper case; "" for the default, NORMAL, or a URL that names none.
+func Synchronous(rest string) string {
+	t, err := parse(rest)
+	if err != nil {
+		return ""
+	}
+	return t.m.claims
+}
+
 // Validate checks a URL's rest without opening anything.
 func Validate(rest string) error {
 	_, err := parse(rest)
@@ -70,7 +80,11 @@ func OpenMutant(ctx context.Context, m Mutant, path string) (runstore.Store, err
 		}
 		path = filepath.Join(dir, "runs.db")
 	}
-	s, err := runsqlite.Open(ctx, path, runsqlite.WithStatements(Scheme+":"+m.Name, func(s *runsqlite.Statements) { *s = st }))
+	opts := []runsqlite.Option{runsqlite.WithStatements(Scheme+":"+m.Name, func(s *runsqlite.Statements) { *s = st })}
+	if m.synchronous != "" {
+		opts = append(opts, runsqlite.WithSynchronous(m.synchronous))
+	}
+	s, err := runsqlite.Open(ctx, path, opts...)
 	if err != nil {
 		if dir != "" {
 			os.RemoveAll(dir)

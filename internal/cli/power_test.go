@@ -27,6 +27,8 @@ func TestPowerLossAcceptance(t *testing.T) {
 		{"sqlite:" + filepath.Join(dir, "f.db") + "?synchronous=full", ExitOK, "synchronous=FULL: 12 power cuts"},
 		{"libsql:" + filepath.Join(dir, "n.db") + "?synchronous=normal", ExitOK, "synchronous=NORMAL: 12 power cuts"},
 		{"mutant:unsynced-full?path=" + filepath.Join(dir, "m.db"), ExitFail, "durability: acknowledged commit"},
+		{"runs+sqlite:" + filepath.Join(dir, "r.db") + "?synchronous=full", ExitOK, "12 power cuts"},
+		{"runs+mutant:unsynced-full?path=" + filepath.Join(dir, "rm.db"), ExitFail, "durability: the recovered run store is not what all the acknowledged writes leave"},
 	}
 	for _, c := range cases {
 		out := filepath.Join(t.TempDir(), "out")

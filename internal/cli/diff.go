@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/storecheck/storecheck/reports"
+)
+
+// diffCommand compares two summaries, a base (the main branch's stored
+// report) and a new one: verdict changes per backend × scenario and
+// figures that moved beyond their thresholds, as Markdown for a pull
+// request. Exit 1 on any regression.
+func diffCommand(_ context.Context, e *env, args []string) (int, error) {
+	def := reports.DefaultDiffOptions()
+	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
+	slowdown := fs.Float64("slowdown", def.Slowdown, "relative change of throughput or p50/p99 latency that is a regression (0.5 = 50%; negative ignores timings)")
+	rateRise := fs.Float64("rate-rise", def.RateRise, "absolute rise of the conflict or indeterminate rate that is a regression (negative ignores rates)")
+	md := fs.String("md", "", "also write the Markdown to this file (a pull-request comment)")
+	base, rest := splitPositional(fs, args)
+	next, rest := splitPositional(fs, rest)
+	if err := parseFlags(fs, rest, e.stdout); err != nil {
+		return helpOr(err)
+	}
+	if base == "" || next == "" {
+		return ExitUsage, usagef("usage: storecheck diff [--slowdown F] [--rate-rise F] [--md FILE] BASE NEW (each a summary.json or the folder that holds one)")
+	}
+	b, baseDir, err := readSummaryAt(base)
+	if err != nil {
+		return ExitUsage, err
+	}
+	n, newDir, err := readSummaryAt(next)
+	if err != nil {
+		return ExitUsage, err
+	}
+	d := reports.CompareSummaries(b, n, baseDir, newDir, reports.DiffOptions{Slowdown: *slowdown, RateRise: *rateRise})
+	d.Base, d.New = base, next
+	var text strings.Builder
+	if err := d.WriteMarkdown(&text); err != nil {
+		return ExitUsage, err
+	}
+	if _, err := e.stdout.Write([]byte(text.String())); err != nil {
+		return ExitUsage, err
+	}
+	if *md != "" {
+		if err := os.WriteFile(*md, []byte(text.String()), 0o644); err != nil {
+			return ExitUsage, usagef("cannot write %s: %v", *md, unwrapPath(err))
+		}
+	}
+	if d.Regressions() > 0 {
+		return ExitFail, nil
+	}
+	return ExitOK, nil
+}
+
+// readSummaryAt reads path, a summary.json or a folder holding one, and
+// returns it with its folder.
+func readSummaryAt(path string) (*reports.Summary, string, error) {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		path = filepath.Join(path, "summary.json")
+	}
+	s, err := reports.ReadSummary(path)
+	if err != nil {
+		return nil, "", usagef("not a storecheck summary: %v", err)
+	}
+	return s, filepath.Dir(path), nil
+}

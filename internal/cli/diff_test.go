@@ -1,0 +1,52 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestDiff: two qualifications of the same backends, the second with a
+// deliberately broken store in place of the correct one: the cell that
+// went PASS→FAIL is named and the exit code is 1; a summary against
+// itself exits 0; bad input exits 2.
+func TestDiff(t *testing.T) {
+	dir := t.TempDir()
+	base, next := filepath.Join(dir, "base"), filepath.Join(dir, "new")
+	db := filepath.Join(dir, "x.db")
+	if code, out, errs := run(t, "run", "--backend", "sqlite:"+db, "--scenario", "conformance", "--seed", "3", "--out", base); code != ExitOK {
+		t.Fatalf("base: exit %d\n%s%s", code, out, errs)
+	}
+	// The same cell, a different store: blind-write keeps no compare-and-swap.
+	if code, out, errs := run(t, "run", "--backend", "mutant:blind-write", "--scenario", "conformance", "--seed", "3", "--out", next); code != ExitFail {
+		t.Fatalf("new: exit %d\n%s%s", code, out, errs)
+	}
+	// Make the new summary's cell the base's: same backend URL.
+	raw, err := os.ReadFile(filepath.Join(next, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(next, "summary.json"), []byte(strings.ReplaceAll(string(raw), "mutant:blind-write", "sqlite:"+db)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	md := filepath.Join(dir, "diff.md")
+	code, out, errs := run(t, "diff", "--md", md, base, next)
+	if code != ExitFail {
+		t.Fatalf("diff: exit %d, want 1\n%s%s", code, out, errs)
+	}
+	if !strings.Contains(out, "| ❌ | `sqlite:"+db+"` | conformance | verdict | PASS | FAIL | model conformance |") || !strings.Contains(out, "1 regression") {
+		t.Errorf("the regression is not named:\n%s", out)
+	}
+	if b, err := os.ReadFile(md); err != nil || string(b) != out {
+		t.Errorf("--md file: %v\n%s", err, b)
+	}
+	if code, out, _ := run(t, "diff", base, filepath.Join(base, "summary.json")); code != ExitOK || !strings.Contains(out, "no regression") {
+		t.Errorf("a summary against itself: exit %d\n%s", code, out)
+	}
+	for _, args := range [][]string{{"diff", base}, {"diff", base, filepath.Join(dir, "nope")}, {"diff", "--slowdown", "x", base, next}} {
+		if code, _, errs := run(t, args...); code != ExitUsage || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, code, errs)
+		}
+	}
+}

@@ -1,0 +1,255 @@
+package reports
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// DiffOptions set what a regression is, beyond a verdict that got worse.
+type DiffOptions struct {
+	// Slowdown is the relative change of a timing figure (throughput down,
+	// p50 or p99 latency up) that counts as a regression: 0.5 is 50%.
+	// Timings on shared machines are noisy; a negative value ignores them.
+	Slowdown float64
+	// RateRise is the absolute rise of a rate (conflict rate, indeterminate
+	// operations per operation) that counts as a regression; negative
+	// ignores rates.
+	RateRise float64
+}
+
+// DefaultDiffOptions: timings must move by half, rates by 0.05.
+func DefaultDiffOptions() DiffOptions { return DiffOptions{Slowdown: 0.5, RateRise: 0.05} }
+
+// A Change is one difference between two summaries, for one backend ×
+// scenario cell.
+type Change struct {
+	Backend, Scenario string
+	// What changed: "verdict" or the metric's name.
+	What      string
+	Base, New string
+	// Worse marks a regression (it fails the diff); a change that is not
+	// worse is shown as information.
+	Worse bool
+	Note  string
+}
+
+// Diff is what changed from a base summary to a new one.
+type Diff struct {
+	Base, New string // where they were read
+	Changes   []Change
+	// Cells counts the backend × scenario cells compared.
+	Cells int
+}
+
+// Regressions counts the changes that are worse.
+func (d *Diff) Regressions() int {
+	n := 0
+	for _, c := range d.Changes {
+		if c.Worse {
+			n++
+		}
+	}
+	return n
+}
+
+// cellKey names a run for the diff: its backend, with the summary's own
+// folder written {out} (qualify's default backends live there, and two
+// qualifications never share one), and its scenario.
+func cellKey(r Run, dir string) [2]string {
+	b := r.Backend
+	if r.Subject != "" {
+		b = r.Subject
+	}
+	for _, d := range []string{dir, filepath.Clean(dir)} {
+		if abs, err := filepath.Abs(d); err == nil && abs != "/" {
+			b = strings.ReplaceAll(b, abs, "{out}")
+		}
+		if d != "." && d != "" {
+			b = strings.ReplaceAll(b, d, "{out}")
+		}
+	}
+	return [2]string{b, r.Scenario}
+}
+
+// CompareSummaries diffs new against base. baseDir and newDir are the
+// folders the summaries were read from.
+func CompareSummaries(base, new *Summary, baseDir, newDir string, opt DiffOptions) *Diff {
+	d := &Diff{}
+	before := map[[2]string]Run{}
+	var order [][2]string
+	for _, r := range base.Runs {
+		k := cellKey(r, baseDir)
+		if _, dup := before[k]; !dup {
+			order = append(order, k)
+		}
+		before[k] = r
+	}
+	seen := map[[2]string]bool{}
+	for _, r := range new.Runs {
+		k := cellKey(r, newDir)
+		seen[k] = true
+		old, ok := before[k]
+		if !ok {
+			d.Changes = append(d.Changes, Change{Backend: k[0], Scenario: k[1], What: "verdict", Base: "absent", New: string(r.Verdict),
+				Worse: r.Verdict == Fail || r.Verdict == Interrupted, Note: "new cell"})
+			continue
+		}
+		d.Cells++
+		d.Changes = append(d.Changes, verdictChange(k, old, r)...)
+		if old.Verdict == Pass && r.Verdict == Pass {
+			d.Changes = append(d.Changes, metricChanges(k, old, r, opt)...)
+		}
+	}
+	for _, k := range order {
+		if !seen[k] {
+			old := before[k]
+			d.Changes = append(d.Changes, Change{Backend: k[0], Scenario: k[1], What: "verdict", Base: string(old.Verdict), New: "absent",
+				Worse: old.Verdict == Pass, Note: "the new summary has no such run"})
+		}
+	}
+	return d
+}
+
+// verdictRank orders verdicts from best to worst for a cell: a PASS that
+// became anything else is a regression, and so is a FAIL that became NOT
+// RUN or INTERRUPTED (the failure is no longer being checked).
+func verdictRank(r Run) int {
+	switch {
+	case r.Verdict == Pass:
+		return 0
+	case r.Verdict == NotRun && r.NotApplicable:
+		return -1 // not comparable
+	case r.Verdict == Fail:
+		return 1
+	default: // NOT RUN, INTERRUPTED
+		return 2
+	}
+}
+
+func verdictChange(k [2]string, old, r Run) []Change {
+	if old.Verdict == r.Verdict && old.NotApplicable == r.NotApplicable {
+		return nil
+	}
+	c := Change{Backend: k[0], Scenario: k[1], What: "verdict", Base: verdictText(old), New: verdictText(r)}
+	a, b := verdictRank(old), verdictRank(r)
+	c.Worse = a >= 0 && b > a || a == 0 && b < 0
+	if r.Verdict == Fail && r.Guarantee != "" {
+		c.Note = r.Guarantee
+	} else if r.Verdict != Pass {
+		c.Note = clipLine(r.Reason, 120)
+	}
+	return []Change{c}
+}
+
+func verdictText(r Run) string {
+	if r.Verdict == NotRun && r.NotApplicable {
+		return "not applicable"
+	}
+	return string(r.Verdict)
+}
+
+// metricChanges compares the figures two passing runs share: throughput
+// and the p50/p99 latency of every operation (timings), and the conflict
+// and indeterminate rates.
+func metricChanges(k [2]string, old, r Run, opt DiffOptions) []Change {
+	var out []Change
+	add := func(name string, a, b float64, worse bool, unit string) {
+		out = append(out, Change{Backend: k[0], Scenario: k[1], What: name, Base: num(a, unit), New: num(b, unit), Worse: worse,
+			Note: fmt.Sprintf("%+.0f%%", 100*(b-a)/math.Max(math.Abs(a), 1e-9))})
+	}
+	if opt.Slowdown >= 0 {
+		if a, b := old.Throughput, r.Throughput; a > 0 && b > 0 && b < a*(1-opt.Slowdown) {
+			add("throughput", a, b, true, "ops/s")
+		}
+		ol, nl := old.Latency[AllKinds], r.Latency[AllKinds]
+		for _, p := range []struct {
+			name string
+			a, b float64
+		}{{"p50 latency", ol.P50, nl.P50}, {"p99 latency", ol.P99, nl.P99}} {
+			if p.a > 0 && p.b > p.a*(1+opt.Slowdown) {
+				add(p.name, p.a, p.b, true, "ms")
+			}
+		}
+	}
+	if opt.RateRise >= 0 {
+		for _, name := range []string{"conflict_rate", "indeterminate_rate"} {
+			a, okA := rate(old, name)
+			b, okB := rate(r, name)
+			if okA && okB && b-a > opt.RateRise {
+				add(name, a, b, true, "")
+			}
+		}
+	}
+	return out
+}
+
+// rate reads a rate metric; indeterminate_rate is derived from the
+// indeterminate count over the operations when the run has no such metric.
+func rate(r Run, name string) (float64, bool) {
+	if v, ok := r.Metrics[name]; ok {
+		return v, true
+	}
+	if name == "indeterminate_rate" && r.Ops > 0 {
+		if n, ok := r.Metrics["indeterminate"]; ok {
+			return n / float64(r.Ops), true
+		}
+	}
+	return 0, false
+}
+
+func num(v float64, unit string) string {
+	s := fmt.Sprintf("%.3g", v)
+	if unit != "" {
+		s += " " + unit
+	}
+	return s
+}
+
+func clipLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		s = s[:max] + "…"
+	}
+	return s
+}
+
+// WriteMarkdown writes the diff as Markdown fit for a pull-request
+// comment: the headline, the regressions, then the other changes.
+func (d *Diff) WriteMarkdown(w io.Writer) error {
+	var b strings.Builder
+	reg := d.Regressions()
+	switch {
+	case reg > 0:
+		fmt.Fprintf(&b, "## storecheck diff: ❌ %d regression%s\n\n", reg, plural(reg))
+	default:
+		fmt.Fprintf(&b, "## storecheck diff: ✅ no regression\n\n")
+	}
+	fmt.Fprintf(&b, "Base `%s`, new `%s`: %d cells compared.\n\n", d.Base, d.New, d.Cells)
+	changes := append([]Change(nil), d.Changes...)
+	sort.SliceStable(changes, func(i, j int) bool { return changes[i].Worse && !changes[j].Worse })
+	if len(changes) == 0 {
+		b.WriteString("No verdict changed and no figure moved beyond its threshold.\n")
+	} else {
+		b.WriteString("| | backend | scenario | what | base | new | note |\n|---|---|---|---|---|---|---|\n")
+		for _, c := range changes {
+			mark := "ℹ️"
+			if c.Worse {
+				mark = "❌"
+			}
+			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", mark, c.Backend, c.Scenario, c.What, c.Base, c.New, strings.ReplaceAll(c.Note, "|", "\\|"))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

@@ -1,0 +1,59 @@
+package reports
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCompareSummaries(t *testing.T) {
+	run := func(backend, scenario string, v Verdict) Run {
+		return Run{Backend: backend, Scenario: scenario, Verdict: v, Ops: 1000, Throughput: 1000,
+			Latency: map[string]Percentiles{AllKinds: {P50: 1, P99: 10}}, Metrics: map[string]float64{"conflict_rate": 0.2, "indeterminate": 0}}
+	}
+	base := &Summary{Runs: []Run{
+		run("sqlite:/b/db/sqlite.db", "concurrent", Pass),
+		run("memory:", "concurrent", Pass),
+		run("memory:", "conformance", Fail),
+		run("libsql:/b/db/libsql.db", "concurrent", Pass),
+	}}
+	slow := run("memory:", "concurrent", Pass)
+	slow.Throughput, slow.Latency = 300, map[string]Percentiles{AllKinds: {P50: 1.1, P99: 30}}
+	slow.Metrics = map[string]float64{"conflict_rate": 0.4, "indeterminate": 100}
+	next := &Summary{Runs: []Run{
+		run("sqlite:/n/db/sqlite.db", "concurrent", Fail), // the same cell: {out}/db/sqlite.db
+		slow,
+		run("memory:", "conformance", Pass),
+		// libsql's cell is gone
+	}}
+	d := CompareSummaries(base, next, "/b", "/n", DefaultDiffOptions())
+	var md strings.Builder
+	if err := d.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	got := md.String()
+	t.Log(got)
+	for _, want := range []string{
+		"| ❌ | `sqlite:{out}/db/sqlite.db` | concurrent | verdict | PASS | FAIL |",
+		"| ❌ | `memory:` | concurrent | throughput | 1e+03 ops/s | 300 ops/s | -70% |",
+		"| ❌ | `memory:` | concurrent | p99 latency | 10 ms | 30 ms |",
+		"| ❌ | `memory:` | concurrent | conflict_rate | 0.2 | 0.4 |",
+		"| ❌ | `memory:` | concurrent | indeterminate_rate | 0 | 0.1 |",
+		"| ❌ | `libsql:{out}/db/libsql.db` | concurrent | verdict | PASS | absent |",
+		"| ℹ️ | `memory:` | conformance | verdict | FAIL | PASS |",
+		"6 regressions", "3 cells compared",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	if strings.Contains(got, "p50 latency") {
+		t.Errorf("a 10%% p50 change is under the 50%% threshold and must not show")
+	}
+	if n := d.Regressions(); n != 6 {
+		t.Errorf("%d regressions, want 6", n)
+	}
+	quiet := CompareSummaries(base, base, "/b", "/b", DiffOptions{Slowdown: -1, RateRise: -1})
+	if quiet.Regressions() != 0 || len(quiet.Changes) != 0 {
+		t.Errorf("a summary against itself: %+v", quiet.Changes)
+	}
+}
