@@ -50,16 +50,35 @@ type Summary struct {
 	// Gate is what the exit code says and why, in words ("GATE FAILED:
 	// 3 NOT RUN under --fail-on-not-run"); every rendering shows it.
 	Gate *Gate `json:"gate,omitempty"`
-	Runs []Run `json:"runs"`
+	// Shard, on a summary of one shard of a plan (--shard K/N), says which;
+	// storecheck merge combines the N shards into the whole plan's.
+	Shard *Shard `json:"shard,omitempty"`
+	Runs  []Run  `json:"runs"`
 }
+
+// Shard is one slice of a plan: shard K of N holds the runs whose position
+// in the whole plan (from 1) is K, K+N, K+2N, …
+type Shard struct {
+	K int `json:"k"`
+	N int `json:"n"`
+	// Plan is how many runs the whole plan has.
+	Plan int `json:"plan"`
+}
+
+// Holds reports whether position i (from 1) of the plan is in the shard.
+func (s Shard) Holds(i int) bool { return (i-1)%s.N == s.K-1 }
 
 // Run is one backend × scenario entry of a summary.
 type Run struct {
 	Backend string `json:"backend"`
 	// Subject names what the run checks where the backend URL does not say
 	// it (a mutant of the catalogue).
-	Subject    string  `json:"subject,omitempty"`
-	Scenario   string  `json:"scenario"`
+	Subject  string `json:"subject,omitempty"`
+	Scenario string `json:"scenario"`
+	// Index is the run's position (from 1) in the whole plan, on a shard's
+	// summary and on the merged one; 0 elsewhere (the position is its
+	// place in Runs).
+	Index      int     `json:"index,omitempty"`
 	Verdict    Verdict `json:"verdict"`
 	Reason     string  `json:"reason,omitempty"`
 	Seed       uint64  `json:"seed"`

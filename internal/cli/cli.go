@@ -47,6 +47,7 @@ func commands() []command {
 		{"replay", "re-run one run of a summary.json from its seed, backend, scenario and options", replayCommand},
 		{"scenarios", "list the scenarios, one line each", scenariosCommand},
 		{"backends", "list the backend URL forms, one line each", backendsCommand},
+		{"merge", "combine the summaries of the N shards of one plan (--shard K/N) into the whole plan's summary and reports", mergeCommand},
 		{"diff", "compare two summaries (BASE NEW): verdict changes per backend × scenario and figures beyond their thresholds, as Markdown; exit 1 on a regression", diffCommand},
 		{"soak", "measure false alarms: backends believed correct × scenarios × many seeds on a machine stress-ng loads; exit 1 on any false alarm", soakCommand},
 		{"version", "print storecheck's version, VCS revision and Go version", versionCommand},

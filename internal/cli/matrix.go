@@ -2,8 +2,12 @@ package cli
 
 import (
 	"flag"
+	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/storecheck/storecheck/internal/runner"
+	"github.com/storecheck/storecheck/reports"
 )
 
 // matrix is what run and qualify share: the scenarios, the seed, the knobs,
@@ -15,6 +19,7 @@ type matrix struct {
 	seed    seedFlag
 	out     outputFlags
 	servers serverFlags
+	shard   shardFlag
 }
 
 // register adds the shared flags; scenarioFlag is the name of the scenario
@@ -26,6 +31,28 @@ func (m *matrix) register(fs *flag.FlagSet, scenarioFlag string) {
 	m.k.register(fs)
 	m.out.register(fs)
 	m.servers.register(fs)
+	fs.Var(&m.shard, "shard", "K/N: run only shard K of N of the plan (runs K, K+N, K+2N, … of the whole plan, with their seeds and folder numbers), for a CI matrix; 'storecheck merge' combines the N summaries")
+}
+
+// shardFlag is --shard K/N.
+type shardFlag struct{ s *reports.Shard }
+
+func (f *shardFlag) String() string {
+	if f.s == nil {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", f.s.K, f.s.N)
+}
+
+func (f *shardFlag) Set(v string) error {
+	ks, ns, ok := strings.Cut(v, "/")
+	k, errK := strconv.Atoi(ks)
+	n, errN := strconv.Atoi(ns)
+	if !ok || errK != nil || errN != nil || n < 1 || k < 1 || k > n {
+		return fmt.Errorf("want K/N with 1 <= K <= N, e.g. 2/4; got %q", v)
+	}
+	f.s = &reports.Shard{K: k, N: n}
+	return nil
 }
 
 // plan checks the flags, prepares the output folder and returns the plan for
@@ -60,8 +87,15 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 	s := m.seed.resolve()
 	announceSeed(e, m.out, s)
 	k := m.k
+	entries := runner.Matrix(urls, scs, s, onlyApplicable)
+	var shard *reports.Shard
+	if m.shard.s != nil {
+		sh := *m.shard.s
+		sh.Plan = len(entries)
+		entries, shard = runner.ShardOf(entries, sh), &sh
+	}
 	return runner.Plan{
-		Entries: runner.Matrix(urls, scs, s, onlyApplicable), Out: m.out.dir, Options: k.options(), Params: k.params(s),
-		Reproduce: k.reproduce,
+		Entries: entries, Out: m.out.dir, Options: k.options(), Params: k.params(s),
+		Reproduce: k.reproduce, Shard: shard,
 	}, nil
 }

@@ -33,6 +33,9 @@ type Entry struct {
 	// Subject names what the run checks where the URL does not say it
 	// (a mutant of the catalogue); "" otherwise.
 	Subject string
+	// Index is the entry's position (from 1) in the whole plan when the
+	// plan is a shard of it (Plan.Shard); 0 means its place in Entries.
+	Index int
 }
 
 // Plan is what to run.
@@ -44,6 +47,9 @@ type Plan struct {
 	// Out is the output folder; each run's folder is Out/runs/NN-…. ""
 	// keeps nothing.
 	Out string
+	// Shard, when set, says the entries are one shard of a larger plan
+	// (see Shard); the summary records it and each run's Index.
+	Shard *reports.Shard
 	// Reproduce renders the command line that repeats one run.
 	Reproduce func(seed uint64, backend, scenario string) string
 	// Options are recorded with every run, for replay.
@@ -88,6 +94,19 @@ func Matrix(backendURLs []string, scs []scenarios.Scenario, seed uint64, onlyApp
 	return out
 }
 
+// ShardOf keeps the entries of shard K of N of a plan, numbering each by
+// its position in the whole plan.
+func ShardOf(entries []Entry, s reports.Shard) []Entry {
+	var out []Entry
+	for i, e := range entries {
+		if s.Holds(i + 1) {
+			e.Index = i + 1
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // Progress receives one call when a run starts, with the counters the run
 // updates as it goes, and one when it ends.
 type Progress interface {
@@ -99,7 +118,7 @@ type Progress interface {
 // interruption are recorded INTERRUPTED without starting, so the summary
 // always lists the whole plan.
 func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary {
-	sum := &reports.Summary{}
+	sum := &reports.Summary{Shard: plan.Shard}
 	if len(plan.Entries) > 0 {
 		sum.Seed = plan.Entries[0].Seed
 	}
@@ -111,7 +130,14 @@ func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary
 	for i, e := range plan.Entries {
 		live := &scenarios.Progress{}
 		progress.Started(reports.Redact(strings.ReplaceAll(e.Backend, DirPlaceholder, ".")), e.Scenario.Name, live)
-		r := runOne(ctx, plan, i+1, e, sum.Runs, live)
+		n := i + 1
+		if e.Index > 0 {
+			n = e.Index // the run's folder is named as in the whole plan
+		}
+		r := runOne(ctx, plan, n, e, sum.Runs, live)
+		if plan.Shard != nil {
+			r.Index = n
+		}
 		sum.Runs = append(sum.Runs, r)
 		progress.Finished(r)
 	}

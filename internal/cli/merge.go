@@ -1,0 +1,183 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/storecheck/storecheck/reports"
+)
+
+// mergeCommand combines the summaries of the N shards of one plan (each
+// made with --shard K/N) into the summary of the whole plan, with every
+// run's folder copied beside it, and renders the reports as an unsharded
+// run would. Its exit code is the whole plan's, under the gate flags given.
+func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
+	var (
+		o            outputFlags
+		failOnNotRun bool
+		fs           = flag.NewFlagSet("merge", flag.ContinueOnError)
+	)
+	o.register(fs)
+	fs.BoolVar(&failOnNotRun, "fail-on-not-run", false, "exit 1 when any run is NOT RUN (as the shards' qualify was told)")
+	var paths []string
+	rest := args
+	for {
+		var p string
+		p, rest = splitPositional(fs, rest)
+		if p == "" {
+			break
+		}
+		paths = append(paths, p)
+	}
+	if err := parseFlags(fs, rest, e.stdout); err != nil {
+		return helpOr(err)
+	}
+	if len(paths) == 0 {
+		return ExitUsage, usagef("usage: storecheck merge [--out DIR] [--fail-on-not-run] SHARD… (each a shard's summary.json or its folder)")
+	}
+	shards := make([]shardSummary, 0, len(paths))
+	for _, p := range paths {
+		s, dir, err := readSummaryAt(p)
+		if err != nil {
+			return ExitUsage, err
+		}
+		shards = append(shards, shardSummary{s, dir})
+	}
+	sum, err := mergeShards(shards)
+	if err != nil {
+		return ExitUsage, err
+	}
+	if err := o.resolve(); err != nil {
+		return ExitUsage, err
+	}
+	for _, sh := range shards {
+		for _, r := range sh.Runs {
+			if r.Dir == "" {
+				continue
+			}
+			if err := copyTree(filepath.Join(sh.dir, r.Dir), filepath.Join(o.dir, r.Dir)); err != nil {
+				return ExitUsage, fmt.Errorf("copy the folder of run %d (%s): %w", r.Index, r.Dir, err)
+			}
+		}
+	}
+	sum.Command = "storecheck merge " + strings.Join(args, " ")
+	sum.Finish(build(), host(), time.Now())
+	code := sum.ExitCode(failOnNotRun, o.acceptKnown)
+	sum.Gate = reports.GateOf(sum, code, failOnNotRun, o.acceptKnown)
+	path := filepath.Join(o.dir, "summary.json")
+	if err := reports.WriteJSON(path, sum); err != nil {
+		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
+	}
+	if err := renderReports(o.dir); err != nil {
+		return ExitUsage, fmt.Errorf("summary.json is written, but the reports could not be rendered: %w", err)
+	}
+	if !o.json {
+		printTable(e.stdout, sum)
+		fmt.Fprintf(e.stdout, "summary: %s\nreport:  %s\n", path, filepath.Join(o.dir, "index.html"))
+	} else {
+		b, err := json.MarshalIndent(sum, "", "  ")
+		if err != nil {
+			return ExitUsage, fmt.Errorf("encode summary: %w", err)
+		}
+		fmt.Fprintln(e.stdout, string(b))
+	}
+	return code, nil
+}
+
+// shardSummary is one shard's summary and the folder it was read from.
+type shardSummary struct {
+	*reports.Summary
+	dir string
+}
+
+// mergeShards checks that the summaries are the N distinct shards of one
+// plan (same N, plan size and seed) and returns the whole plan's summary:
+// every run in plan order, the earliest start.
+func mergeShards(shards []shardSummary) (*reports.Summary, error) {
+	first := shards[0]
+	if first.Shard == nil {
+		return nil, usagef("%s is not a shard's summary (made without --shard K/N)", first.dir)
+	}
+	n, plan := first.Shard.N, first.Shard.Plan
+	seen := map[int]string{}
+	out := &reports.Summary{Seed: first.Seed, Started: first.Started}
+	for _, sh := range shards {
+		switch {
+		case sh.Shard == nil:
+			return nil, usagef("%s is not a shard's summary (made without --shard K/N)", sh.dir)
+		case sh.Shard.N != n || sh.Shard.Plan != plan:
+			return nil, usagef("%s is shard %d/%d of a %d-run plan, %s shard %d/%d of a %d-run plan: not one plan",
+				sh.dir, sh.Shard.K, sh.Shard.N, sh.Shard.Plan, first.dir, first.Shard.K, n, plan)
+		case sh.Seed != first.Seed:
+			return nil, usagef("%s has seed %d, %s seed %d: not one plan", sh.dir, sh.Seed, first.dir, first.Seed)
+		case seen[sh.Shard.K] != "":
+			return nil, usagef("shard %d/%d given twice (%s and %s)", sh.Shard.K, n, seen[sh.Shard.K], sh.dir)
+		}
+		seen[sh.Shard.K] = sh.dir
+		if !sh.Started.IsZero() && (out.Started.IsZero() || sh.Started.Before(out.Started)) {
+			out.Started = sh.Started
+		}
+		out.Runs = append(out.Runs, sh.Runs...)
+	}
+	var missing []string
+	for k := 1; k <= n; k++ {
+		if seen[k] == "" {
+			missing = append(missing, fmt.Sprintf("%d/%d", k, n))
+		}
+	}
+	if len(missing) > 0 {
+		return nil, usagef("shards missing: %s", strings.Join(missing, ", "))
+	}
+	sort.SliceStable(out.Runs, func(i, j int) bool { return out.Runs[i].Index < out.Runs[j].Index })
+	if len(out.Runs) != plan {
+		return nil, usagef("the shards hold %d runs, the plan %d", len(out.Runs), plan)
+	}
+	for i, r := range out.Runs {
+		if r.Index != i+1 {
+			return nil, usagef("run %d of the plan is missing or given twice (found position %d)", i+1, r.Index)
+		}
+	}
+	return out, nil
+}
+
+// copyTree copies the folder src to dst.
+func copyTree(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		target := filepath.Join(dst, rel)
+		if d.IsDir() {
+			return os.MkdirAll(target, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil // sockets, links: not evidence
+		}
+		in, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer in.Close()
+		out, err := os.Create(target)
+		if err != nil {
+			return err
+		}
+		if _, err := io.Copy(out, in); err != nil {
+			out.Close()
+			return err
+		}
+		return out.Close()
+	})
+}

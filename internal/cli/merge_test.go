@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/storecheck/storecheck/reports"
+)
+
+// TestShardAndMerge is #19's acceptance: qualify --shard 1/2 and 2/2, then
+// merge, give the verdict table of the unsharded run of the same seed, run
+// folders included; the shard and merged summaries match the schema; and
+// merge refuses what is not the N shards of one plan.
+func TestShardAndMerge(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "q.db")
+	qualify := func(out string, extra ...string) {
+		t.Helper()
+		args := append([]string{"qualify", "--backends", "memory:,sqlite:" + db, "--scenarios", "conformance,concurrent,crash-recovery",
+			"--checks", "20", "--ops", "300", "--seed", "5", "--out", out, "--quiet"}, extra...)
+		if code, stdout, stderr := run(t, args...); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+	}
+	whole, s1, s2, s3, merged := filepath.Join(dir, "whole"), filepath.Join(dir, "s1"), filepath.Join(dir, "s2"), filepath.Join(dir, "s3"), filepath.Join(dir, "merged")
+	qualify(whole)
+	qualify(s1, "--shard", "1/2")
+	qualify(s2, "--shard", "2/2")
+	if code, stdout, stderr := run(t, "merge", "--out", merged, s2, filepath.Join(s1, "summary.json")); code != ExitOK {
+		t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
+	}
+	table := func(out string) string {
+		sum, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b strings.Builder
+		for _, r := range sum.Runs {
+			fmt.Fprintf(&b, "%s %s %s %d %s\n", r.Backend, r.Scenario, r.Verdict, r.Seed, r.Dir)
+			if r.Dir != "" {
+				if _, err := os.Stat(filepath.Join(out, r.Dir)); err != nil {
+					t.Errorf("%s: run folder: %v", out, err)
+				}
+			}
+		}
+		return b.String()
+	}
+	if w, m := table(whole), table(merged); w != m || w == "" {
+		t.Errorf("merged table differs from the unsharded one:\nwhole:\n%s\nmerged:\n%s", w, m)
+	}
+	if !strings.Contains(table(s1), "conformance") || strings.Count(table(s1), "\n")+strings.Count(table(s2), "\n") != 6 {
+		t.Errorf("the shards do not split the 6 runs:\n%s\n%s", table(s1), table(s2))
+	}
+	schema, err := jsonschema.NewCompiler().Compile(filepath.Join("..", "..", "docs", "summary.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{s1, merged} {
+		b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatal(err)
+		}
+		if err := schema.Validate(v); err != nil {
+			t.Errorf("%s: %v", out, err)
+		}
+	}
+	qualify(s3, "--shard", "1/3")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"merge", s1}, "shards missing: 2/2"},
+		{[]string{"merge", s1, s1}, "shard 1/2 given twice"},
+		{[]string{"merge", s1, s3}, "not one plan"},
+		{[]string{"merge", whole}, "not a shard's summary"},
+		{[]string{"merge"}, "usage: storecheck merge"},
+		{[]string{"qualify", "--shard", "3/2"}, "want K/N with 1 <= K <= N"},
+	} {
+		code, _, stderr := run(t, c.args...)
+		if code != ExitUsage || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want 2 and %q", c.args, code, stderr, c.want)
+		}
+	}
+}
