@@ -8,7 +8,7 @@
 // A run's folder:
 //
 //	history.jsonl       the checked history (linearizability.LoadFile reads it)
-//	violations.txt      "verdict: X", one line per violation, "note: …" lines
+//	violations.txt      "verdict: PASS|FAIL (porcupine: X)", one line per violation, "note: …" lines
 //	visualization.html  porcupine's visualization, fault windows drawn in
 //	faults.jsonl        one Fault per line, on the history's clock
 //	logs/               the logs of the servers the run started

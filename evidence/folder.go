@@ -208,6 +208,22 @@ type Verdict struct {
 	Notes      []string
 }
 
+// Word is the verdict in the reports' words: "PASS (porcupine: Ok)",
+// "FAIL (porcupine: Illegal)", "FAIL (porcupine: Ok; another check found a
+// violation)", "FAIL (porcupine: Unknown: the checker timed out, nothing is
+// proved)".
+func (v Verdict) Word() string {
+	switch {
+	case v.Verdict == linearizability.Ok && len(v.Violations) == 0:
+		return "PASS (porcupine: Ok)"
+	case v.Verdict == linearizability.Ok:
+		return "FAIL (porcupine: Ok; another check found a violation)"
+	case v.Verdict == linearizability.Unknown:
+		return "FAIL (porcupine: Unknown: the checker timed out, nothing is proved)"
+	}
+	return fmt.Sprintf("FAIL (porcupine: %s)", v.Verdict)
+}
+
 // VerdictOf is the verdict, violations and notes of a checker's report.
 func VerdictOf(rep *linearizability.Report) Verdict {
 	v := Verdict{Verdict: rep.Verdict, Notes: rep.Notes}
@@ -217,11 +233,14 @@ func VerdictOf(rep *linearizability.Report) Verdict {
 	return v
 }
 
-// Text is the file's text: "verdict: X", then one line per violation, then
-// one "note: …" line per note.
+// Text is the file's text: "verdict: PASS|FAIL (porcupine: X)", then one
+// line per violation, then one "note: …" line per note. The words are the
+// reports' (PASS when the checker found the history linearizable and no
+// other check a violation; FAIL otherwise, an unknown verdict included),
+// with the checker's own in parentheses.
 func (v Verdict) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "verdict: %s\n", v.Verdict)
+	fmt.Fprintf(&b, "verdict: %s\n", v.Word())
 	for _, s := range v.Violations {
 		fmt.Fprintln(&b, s)
 	}

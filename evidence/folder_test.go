@@ -66,7 +66,7 @@ func TestFolderWritesEvidence(t *testing.T) {
 	}
 	text, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSuffix(string(text), "\n"), "\n")
-	if lines[0] != "verdict: Illegal" || len(lines) != 1+len(rep.Violations)+1 ||
+	if lines[0] != "verdict: FAIL (porcupine: Illegal)" || len(lines) != 1+len(rep.Violations)+1 ||
 		lines[1] != rep.Violations[0].Error() || lines[len(lines)-1] != "note: porcupine did not decide 1 partitions within 1s" {
 		t.Errorf("%s:\n%s", ViolationsFile, text)
 	}
@@ -98,12 +98,15 @@ func TestFolderWritesEvidence(t *testing.T) {
 // TestVerdictText is violations.txt's format, byte for byte.
 func TestVerdictText(t *testing.T) {
 	v := Verdict{Verdict: linearizability.Ok, Violations: []string{"isolation: a commit succeeded"}, Notes: []string{"n1", "n2"}}
-	want := "verdict: Ok\nisolation: a commit succeeded\nnote: n1\nnote: n2\n"
+	want := "verdict: FAIL (porcupine: Ok; another check found a violation)\nisolation: a commit succeeded\nnote: n1\nnote: n2\n"
 	if got := v.Text(); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got := (Verdict{Verdict: linearizability.Unknown}).Text(); got != "verdict: Unknown\n" {
+	if got := (Verdict{Verdict: linearizability.Unknown}).Text(); got != "verdict: FAIL (porcupine: Unknown: the checker timed out, nothing is proved)\n" {
 		t.Errorf("no violations: %q", got)
+	}
+	if got := (Verdict{Verdict: linearizability.Ok}).Text(); got != "verdict: PASS (porcupine: Ok)\n" {
+		t.Errorf("a passing run: %q", got)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 )
 
@@ -45,7 +46,7 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 		}
 		return ExitUsage, fmt.Errorf("check %s: %w", path, err)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s (%d operations, checked in %v)\n", path, rep.Verdict, len(h.Ops), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(e.stdout, "%s: %s; %d operations, checked in %v\n", path, evidence.VerdictOf(rep).Word(), len(h.Ops), time.Since(start).Round(time.Millisecond))
 	for i, v := range rep.Violations {
 		if i == 10 {
 			fmt.Fprintf(e.stdout, "  … and %d more\n", len(rep.Violations)-10)

@@ -66,7 +66,7 @@ func TestCheckIllegalHistoryExitsOneWithVisualization(t *testing.T) {
 		t.Fatalf("visualization not written at %s: %v", vis, err)
 	}
 	code, stdout, _ = run(t, "check", filepath.Join("..", "..", "linearizability", "testdata", "indeterminate_ok.jsonl"))
-	if code != ExitOK || !strings.Contains(stdout, "Ok") {
+	if code != ExitOK || !strings.Contains(stdout, "PASS (porcupine: Ok)") {
 		t.Fatalf("a legal history: want exit 0 and Ok, got %d: %s", code, stdout)
 	}
 }
