@@ -7,7 +7,7 @@ OUT     ?= storecheck-out
 BIN     := bin/storecheck
 PKGS    := ./...
 
-.PHONY: all build run test test-short lint bench soak clean
+.PHONY: all build run test test-short lint bench soak readme clean
 
 all: lint test
 
@@ -43,6 +43,11 @@ SEEDS    ?= 20
 BACKENDS ?=
 soak: build
 	./$(BIN) soak --seeds $(SEEDS) $(if $(BACKENDS),--backends '$(BACKENDS)')
+
+## readme: every storecheck command of README.md, in order, as written, in a scratch folder
+## (minutes: the soak and the real-sqld runs); NOT RUN for those whose server is missing.
+readme:
+	STORECHECK_README=1 $(GO) test -count=1 -timeout 90m -run TestREADMECommands -v ./cmd/storecheck
 
 clean:
 	rm -rf bin $(OUT)

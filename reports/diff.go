@@ -57,20 +57,22 @@ func (d *Diff) Regressions() int {
 }
 
 // cellKey names a run for the diff: its backend, with the summary's own
-// folder written {out} (qualify's default backends live there, and two
-// qualifications never share one), and its scenario.
-func cellKey(r Run, dir string) [2]string {
+// output folder written {out} (qualify's default backends live there, and
+// two qualifications never share one), and its scenario. dirs are the
+// folder as the summary recorded it and as it was read from.
+func cellKey(r Run, dirs ...string) [2]string {
 	b := r.Backend
 	if r.Subject != "" {
 		b = r.Subject
 	}
-	for _, d := range []string{dir, filepath.Clean(dir)} {
+	for _, d := range dirs {
+		if d == "" || d == "." || d == "/" {
+			continue
+		}
 		if abs, err := filepath.Abs(d); err == nil && abs != "/" {
 			b = strings.ReplaceAll(b, abs, "{out}")
 		}
-		if d != "." && d != "" {
-			b = strings.ReplaceAll(b, d, "{out}")
-		}
+		b = strings.ReplaceAll(b, filepath.Clean(d), "{out}")
 	}
 	return [2]string{b, r.Scenario}
 }
@@ -82,7 +84,7 @@ func CompareSummaries(base, new *Summary, baseDir, newDir string, opt DiffOption
 	before := map[[2]string]Run{}
 	var order [][2]string
 	for _, r := range base.Runs {
-		k := cellKey(r, baseDir)
+		k := cellKey(r, base.Out, baseDir)
 		if _, dup := before[k]; !dup {
 			order = append(order, k)
 		}
@@ -90,7 +92,7 @@ func CompareSummaries(base, new *Summary, baseDir, newDir string, opt DiffOption
 	}
 	seen := map[[2]string]bool{}
 	for _, r := range new.Runs {
-		k := cellKey(r, newDir)
+		k := cellKey(r, new.Out, newDir)
 		seen[k] = true
 		old, ok := before[k]
 		if !ok {

@@ -50,6 +50,10 @@ type Summary struct {
 	// Gate is what the exit code says and why, in words ("GATE FAILED:
 	// 3 NOT RUN under --fail-on-not-run"); every rendering shows it.
 	Gate *Gate `json:"gate,omitempty"`
+	// Out is the output folder as the command was given it (or chose it):
+	// the embedded default's databases live under it, so that diff and
+	// merge can tell a path of the run's own from a user's.
+	Out string `json:"out,omitempty"`
 	// Shard, on a summary of one shard of a plan (--shard K/N), says which;
 	// storecheck merge combines the N shards into the whole plan's.
 	Shard *Shard `json:"shard,omitempty"`

@@ -62,7 +62,7 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 	mode := chooseProgress(e.stderr, o.quiet || o.json)
 	started := time.Now().UTC()
 	sum := runner.Execute(ctx, plan, newProgress(e.stderr, mode))
-	sum.Command, sum.Started = command, started
+	sum.Command, sum.Started, sum.Out = command, started, o.dir
 	if then != nil {
 		then(sum)
 	}

@@ -58,6 +58,18 @@ func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
 	if err := o.resolve(); err != nil {
 		return ExitUsage, err
 	}
+	// A shard's own databases (qualify's default) live in its output
+	// folder; in the merged summary they are written under the merged one,
+	// as the unsharded run would show them.
+	sum.Out = o.dir
+	for i, r := range sum.Runs {
+		for _, sh := range shards {
+			if sh.Out != "" && sh.Shard.Holds(r.Index) {
+				sum.Runs[i].Backend = strings.ReplaceAll(r.Backend, sh.Out, o.dir)
+				sum.Runs[i].Reproduce = strings.ReplaceAll(r.Reproduce, sh.Out, o.dir)
+			}
+		}
+	}
 	for _, sh := range shards {
 		for _, r := range sh.Runs {
 			if r.Dir == "" {

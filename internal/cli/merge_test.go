@@ -74,6 +74,9 @@ func TestShardAndMerge(t *testing.T) {
 			t.Errorf("%s: %v", out, err)
 		}
 	}
+	if code, stdout, _ := run(t, "diff", "--slowdown", "-1", whole, merged); code != ExitOK || !strings.Contains(stdout, "no regression") {
+		t.Errorf("diff of the unsharded run and the merged shards: exit %d\n%s", code, stdout)
+	}
 	qualify(s3, "--shard", "1/3")
 	for _, c := range []struct {
 		args []string

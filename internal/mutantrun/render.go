@@ -23,12 +23,19 @@ func (t *Table) Write(w io.Writer) error {
 		return fmt.Errorf("write table: %w", err)
 	}
 	var b strings.Builder
+	notApplicable := 0
 	for _, row := range t.Rows {
 		for _, r := range row.Runs {
-			if (r.Verdict == reports.NotRun || r.Verdict == reports.Interrupted) && !strings.HasPrefix(r.Reason, "skipped:") {
+			switch {
+			case r.NotApplicable:
+				notApplicable++
+			case (r.Verdict == reports.NotRun || r.Verdict == reports.Interrupted) && !strings.HasPrefix(r.Reason, "skipped:"):
 				fmt.Fprintf(&b, "%s: %s %s: %s\n", row.Name, r.Scenario, r.Verdict, r.Reason)
 			}
 		}
+	}
+	if notApplicable > 0 {
+		fmt.Fprintf(&b, "%d subject × scenario pairs do not apply (e.g. power-loss on a store without a file): not run, not counted\n", notApplicable)
 	}
 	fmt.Fprintf(&b, "seeds: %s (from --seed %d); budget %v per run\n", t.seedsText(), t.Seed, t.Budget)
 	verdict := "PASS: every mutant caught, no correct backend flagged"
