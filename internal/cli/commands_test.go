@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -242,5 +243,26 @@ func TestResultsAreKept(t *testing.T) {
 	}
 	if after, _ := os.ReadDir(OutRoot); len(after) != 4 {
 		t.Errorf("%d entries after the replay, want 3 folders and latest", len(after))
+	}
+}
+
+// TestRunAndQualifyTakeTheSameFlags: one or many backends, one or many
+// scenarios, the same knobs; qualify alone has --fail-on-not-run (for run
+// a NOT RUN is already an error).
+func TestRunAndQualifyTakeTheSameFlags(t *testing.T) {
+	flags := func(cmd string) map[string]bool {
+		_, stdout, _ := run(t, cmd, "-h")
+		out := map[string]bool{}
+		for _, l := range strings.Split(stdout, "\n") {
+			if f := strings.Fields(l); len(f) > 0 && strings.HasPrefix(f[0], "-") {
+				out[strings.TrimPrefix(f[0], "-")] = true
+			}
+		}
+		return out
+	}
+	r, q := flags("run"), flags("qualify")
+	delete(q, "fail-on-not-run")
+	if len(r) < 10 || !reflect.DeepEqual(r, q) {
+		t.Errorf("run takes %v\nqualify takes %v", r, q)
 	}
 }

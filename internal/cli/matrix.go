@@ -27,6 +27,9 @@ type matrix struct {
 func (m *matrix) register(fs *flag.FlagSet, scenarioFlag string) {
 	m.names.split = true
 	fs.Var(&m.names, scenarioFlag, "scenario name(s), comma-separated or repeated (default: every scenario that applies to each backend); see 'storecheck scenarios'")
+	// run and qualify take the same flags: the other spelling too.
+	other := map[string]string{"scenario": "scenarios", "scenarios": "scenario"}[scenarioFlag]
+	fs.Var(&m.names, other, "the same as --"+scenarioFlag)
 	fs.Var(&m.seed, "seed", "seed for every random choice (default: a fresh one, printed)")
 	m.k.register(fs)
 	m.out.register(fs)

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"regexp"
 	"strings"
+
+	"github.com/storecheck/storecheck/backends"
 )
 
 // qualifyCommand runs the matrix of backends × scenarios a release is
@@ -14,16 +16,23 @@ func qualifyCommand(ctx context.Context, e *env, args []string) (int, error) {
 	var (
 		m            matrix
 		list         stringList
+		urls, cmds   stringList
 		failOnNotRun bool
 		fs           = flag.NewFlagSet("qualify", flag.ContinueOnError)
 	)
 	fs.Var(&list, "backends", "backend URLs, comma-separated or repeated (default: the embedded backends, files in DIR/db)")
+	fs.Var(&urls, "backend", "one backend URL, repeatable, never split at commas (as run takes it)")
+	fs.Var(&cmds, "adapter", "command line of an out-of-process store, repeatable; the same as --backend 'exec:COMMAND' (docs/ADAPTER.md)")
 	fs.BoolVar(&failOnNotRun, "fail-on-not-run", false, "exit 1 when any run is NOT RUN (a backend could not be started)")
 	m.register(fs, "scenarios")
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return helpOr(err)
 	}
-	plan, err := m.plan(e, splitBackendList(list.values))
+	backendURLs := append(urls.values, splitBackendList(list.values)...)
+	for _, c := range cmds.values {
+		backendURLs = append(backendURLs, backends.AdapterURL(c))
+	}
+	plan, err := m.plan(e, backendURLs)
 	if err != nil {
 		return ExitUsage, err
 	}

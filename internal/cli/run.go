@@ -113,16 +113,18 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 	var (
 		m    matrix
 		urls stringList
+		list stringList
 		cmds stringList
 		fs   = flag.NewFlagSet("run", flag.ContinueOnError)
 	)
 	fs.Var(&urls, "backend", "backend URL, repeatable (default: the embedded backends, files in DIR/db); see 'storecheck backends'")
+	fs.Var(&list, "backends", "backend URLs, comma-separated or repeated (as qualify takes them)")
 	fs.Var(&cmds, "adapter", "command line of an out-of-process store, repeatable; the same as --backend 'exec:COMMAND' (docs/ADAPTER.md)")
 	m.register(fs, "scenario")
 	if err := parseFlags(fs, args, e.stdout); err != nil {
 		return helpOr(err)
 	}
-	backendURLs := urls.values
+	backendURLs := append(urls.values, splitBackendList(list.values)...)
 	for _, c := range cmds.values {
 		backendURLs = append(backendURLs, backends.AdapterURL(c))
 	}
