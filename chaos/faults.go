@@ -277,3 +277,73 @@ func (f StallLeader) Available(on any) error { return onCluster{f}.Available(on)
 func (f StallLeader) Inject(ctx context.Context, on any, rng *rand.Rand) (Injection, error) {
 	return onCluster{f}.Inject(ctx, on, rng)
 }
+
+// KillAfterAck SIGKILLs the leader a few milliseconds (Delay, at most; the
+// exact delay drawn from the schedule's seed) after the next write it
+// acknowledged, which Acks signals (workload.Config.OnAck feeds it): the
+// window where a commit is acknowledged but perhaps not yet on a majority's
+// disks, or where a new leader may answer before it has committed an entry
+// of its own term (Raft §8). A random schedule lands there rarely; this one
+// always does. Heal restarts it.
+type KillAfterAck struct {
+	Acks  <-chan struct{}
+	Delay time.Duration
+}
+
+func (KillAfterAck) Name() string                { return "kill-after-ack" }
+func (KillAfterAck) availableOn(c Cluster) error { return multiNode(c) }
+
+// ackWait bounds the wait for an acknowledgement: traffic that commits
+// nothing for this long has stopped.
+const ackWait = 10 * time.Second
+
+func (f KillAfterAck) injectOn(ctx context.Context, c Cluster, rng *rand.Rand) (Injection, error) {
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		return Injection{}, err
+	}
+	drain(f.Acks) // an acknowledgement from before the fault is not the one
+	wait := time.NewTimer(ackWait)
+	defer wait.Stop()
+	select {
+	case <-f.Acks:
+	case <-wait.C:
+		return Injection{}, fmt.Errorf("kill-after-ack: no write acknowledged within %v", ackWait)
+	case <-ctx.Done():
+		return Injection{}, ctx.Err()
+	}
+	acked := time.Now()
+	var delay time.Duration
+	if f.Delay > 0 {
+		delay = time.Duration(rng.Int64N(int64(f.Delay) + 1))
+	}
+	sleep(ctx, delay)
+	after := time.Since(acked) // when the kill is sent; Kill returns once the node is gone
+	if err := c.Kill(ctx, leader); err != nil {
+		return Injection{Target: leader, Heal: restartHeal(c, leader)}, err
+	}
+	inj := Injection{Target: leader, Heal: restartHeal(c, leader)}
+	next, ms, err := timeNewLeader(ctx, c, leader, acked.Add(after))
+	if err != nil {
+		return inj, fmt.Errorf("after killing leader %s: %w", leader, err)
+	}
+	inj.Detail = fmt.Sprintf("SIGKILL sent to leader %s %.1f ms after an acknowledged write; %s leads after %.0f ms", leader, float64(after.Microseconds())/1000, next, ms)
+	inj.Metrics = map[string]float64{"new_leader_ms": ms, "kill_after_ack_ms": float64(after.Microseconds()) / 1000}
+	return inj, nil
+}
+
+func (f KillAfterAck) Available(on any) error { return onCluster{f}.Available(on) }
+func (f KillAfterAck) Inject(ctx context.Context, on any, rng *rand.Rand) (Injection, error) {
+	return onCluster{f}.Inject(ctx, on, rng)
+}
+
+// drain empties ch without blocking.
+func drain(ch <-chan struct{}) {
+	for {
+		select {
+		case <-ch:
+		default:
+			return
+		}
+	}
+}

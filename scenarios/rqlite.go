@@ -28,19 +28,19 @@ import (
 func rqliteScenarios() []Scenario {
 	return []Scenario{
 		faultScenario("leader-kill", "the leader is SIGKILLed (docker kill) and restarted, again and again, under the concurrent workload",
-			func(cluster.Cluster) chaos.Schedule {
+			func(cluster.Cluster, *workload.Config) chaos.Schedule {
 				return chaos.Schedule{Faults: []chaos.Fault{chaos.KillLeader}, Interval: 3 * time.Second, Duration: 4 * time.Second, Jitter: 0.3}
 			}),
 		faultScenario("follower-stall", "a follower is frozen (SIGSTOP, docker pause) and thawed, again and again, under the concurrent workload",
-			func(cluster.Cluster) chaos.Schedule {
+			func(cluster.Cluster, *workload.Config) chaos.Schedule {
 				return chaos.Schedule{Faults: []chaos.Fault{chaos.StallFollower}, Interval: 2 * time.Second, Duration: 5 * time.Second, Jitter: 0.3}
 			}),
 		faultScenario("partition-leader", "the leader is cut off from the majority (iptables DROP on loopback, docker network disconnect) and rejoined, under the concurrent workload",
-			func(cluster.Cluster) chaos.Schedule {
+			func(cluster.Cluster, *workload.Config) chaos.Schedule {
 				return chaos.Schedule{Faults: []chaos.Fault{chaos.IsolateLeader}, Interval: 3 * time.Second, Duration: 6 * time.Second, Jitter: 0.3}
 			}),
 		faultScenario("rolling-restart", "every node in turn is stopped gracefully and started again, round and round, under the concurrent workload",
-			func(c cluster.Cluster) chaos.Schedule {
+			func(c cluster.Cluster, _ *workload.Config) chaos.Schedule {
 				var faults []chaos.Fault
 				for _, n := range c.Nodes() {
 					faults = append(faults, chaos.Restart{Node: n.ID})
@@ -48,8 +48,20 @@ func rqliteScenarios() []Scenario {
 				return chaos.Schedule{Faults: faults, InOrder: true, Interval: 2 * time.Second, Duration: 2 * time.Second, Jitter: 0.2}
 			}),
 		faultScenario("mixed-faults", "one seeded schedule of mixed faults — a follower or the leader SIGKILLed (docker kill) and restarted, a follower frozen, the leader asked to step down — under the concurrent workload",
-			func(cluster.Cluster) chaos.Schedule {
+			func(cluster.Cluster, *workload.Config) chaos.Schedule {
 				return chaos.Schedule{Faults: []chaos.Fault{chaos.KillFollower, chaos.KillLeader, chaos.StallFollower, chaos.StepDown}, Interval: 2 * time.Second, Duration: 3 * time.Second, Jitter: 0.3}
+			}),
+		faultScenario("kill-after-ack", "the leader is SIGKILLed within 5 ms of a write it acknowledged (docker kill), and restarted, again and again, under the concurrent workload: "+
+			"the acknowledged write must survive, and the next leader must not answer before it holds it (Raft §8)",
+			func(_ cluster.Cluster, w *workload.Config) chaos.Schedule {
+				acks := make(chan struct{}, 1)
+				w.OnAck = func() {
+					select {
+					case acks <- struct{}{}:
+					default: // one waiting is enough; never block a client
+					}
+				}
+				return chaos.Schedule{Faults: []chaos.Fault{chaos.KillAfterAck{Acks: acks, Delay: 5 * time.Millisecond}}, Interval: 3 * time.Second, Duration: 4 * time.Second, Jitter: 0.3}
 			}),
 		followerReadScenario(),
 		leaderStallScenario(),
@@ -83,7 +95,7 @@ func clusterNeeds() []backends.Capability {
 	return []backends.Capability{backends.ExecutionStore, backends.ServerCluster}
 }
 
-func faultScenario(name, summary string, schedule func(cluster.Cluster) chaos.Schedule) Scenario {
+func faultScenario(name, summary string, schedule func(cluster.Cluster, *workload.Config) chaos.Schedule) Scenario {
 	return Scenario{
 		Name: name,
 		Summary: summary + "; porcupine and the global checks, then after healing every acknowledged commit on every node " +
@@ -147,7 +159,7 @@ func faultWorkload(t Target, p Params, name string, during func(context.Context,
 	return cfg
 }
 
-func runFaults(ctx context.Context, t Target, p Params, name string, schedule func(cluster.Cluster) chaos.Schedule) Result {
+func runFaults(ctx context.Context, t Target, p Params, name string, schedule func(cluster.Cluster, *workload.Config) chaos.Schedule) Result {
 	cs, fail := openCluster(ctx, t, p)
 	if fail != nil {
 		return *fail
@@ -155,21 +167,27 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 	defer cs.Close()
 	cl := cs.Cluster()
 	ctl := cluster.Control{Cluster: cl}
-	sched := schedule(cl)
-	sched.Seed = p.Seed
-	if err := sched.Available(ctl); err != nil {
-		return *rqNotRun(ctx, "on this %s cluster: %v", cl.Kind(), err)
-	}
 	tl, err := folder(p).Timeline()
 	if err != nil {
 		return *rqNotRun(ctx, "%v", err)
 	}
-	var faultErr error
+	var (
+		faultErr error
+		sched    chaos.Schedule
+	)
 	during := func(ctx context.Context, now func() int64) error {
 		faultErr = sched.Run(ctx, ctl, now, tl, progressHooks(p))
 		return nil // recorded; the checks below say whether it mattered
 	}
-	res, err := workload.Run(ctx, cs, faultWorkload(t, p, name, during))
+	// The schedule may hook the workload (kill-after-ack listens to its
+	// acknowledgements).
+	wcfg := faultWorkload(t, p, name, during)
+	sched = schedule(cl, &wcfg)
+	sched.Seed = p.Seed
+	if err := sched.Available(ctl); err != nil {
+		return *rqNotRun(ctx, "on this %s cluster: %v", cl.Kind(), err)
+	}
+	res, err := workload.Run(ctx, cs, wcfg)
 	defer saveServerLogs(p, cl)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {

@@ -293,3 +293,43 @@ func TestLeaderStall(t *testing.T) {
 	}
 	o.assertCleanedUp(t)
 }
+
+// TestKillAfterAck: every kill of the schedule is sent within a few
+// milliseconds of an acknowledged write (the window a random schedule
+// rarely hits), and a correct cluster keeps every acknowledged write
+// through it.
+func TestKillAfterAck(t *testing.T) {
+	bin := needRqlited(t)
+	var o opened
+	dir := t.TempDir()
+	sc, err := Lookup("kill-after-ack")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := o.target(t, "rqlite+process:?nodes=3&rqlited="+bin)
+	res := runWatched(t, 5*time.Minute, func(ctx context.Context) Result {
+		return sc.Run(ctx, target, Params{Seed: 1, OutDir: dir, Clients: 6, Executions: 2, Duration: 16 * time.Second})
+	})
+	t.Logf("%s %s %s", res.Verdict, res.Guarantee, res.Reason)
+	if res.Verdict != reports.Pass {
+		t.Fatalf("verdict %s (%s), want PASS", res.Verdict, res.Reason)
+	}
+	faults, err := evidence.ReadFaults(filepath.Join(dir, evidence.FaultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(faults) < 2 {
+		t.Fatalf("%d faults in 16 s, want at least 2: %+v", len(faults), faults)
+	}
+	for _, f := range faults {
+		ms, ok := f.Metrics["kill_after_ack_ms"]
+		if f.Fault != "kill-after-ack" || f.Error != "" || !ok {
+			t.Errorf("fault %+v", f)
+		}
+		// 5 ms of drawn delay; more is the machine's scheduling.
+		if ms > 100 {
+			t.Errorf("%s: killed %.1f ms after the acknowledgement", f.Target, ms)
+		}
+	}
+	o.assertCleanedUp(t)
+}

@@ -160,7 +160,15 @@ func (w *worker) commitFrom(ctx context.Context, exec string, from view, event *
 	}
 	err := w.c.Commit(octx, exe, b)
 	w.committed(exec, from, token, err)
+	w.acked(err)
 	return err
+}
+
+// acked tells Config.OnAck of an acknowledged write.
+func (w *worker) acked(err error) {
+	if err == nil && w.cfg.OnAck != nil {
+		w.cfg.OnAck()
+	}
 }
 
 func (w *worker) save(ctx context.Context, exec string) error {
@@ -173,6 +181,7 @@ func (w *worker) save(ctx context.Context, exec string) error {
 	defer cancel()
 	err = w.c.Save(octx, newExecution(exec, token, from, w.rng))
 	w.committed(exec, from, token, err)
+	w.acked(err)
 	return err
 }
 

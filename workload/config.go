@@ -70,6 +70,11 @@ type Config struct {
 	// records lines up with call_ns and return_ns. Its error ends the run
 	// as a harness error. Run only; Drive ignores it.
 	During func(ctx context.Context, now func() int64) error
+	// OnAck, when set, is called on the committing client's goroutine each
+	// time a commit or save returns without error (an acknowledged write):
+	// a fault that must land right after an acknowledgement listens to it.
+	// It must not block.
+	OnAck func()
 	// Replicas, when set, gives client i a replica of its own to read from,
 	// Replicas[i % len(Replicas)], while the store Run is given is the
 	// primary: its reads are held to the replica rules instead of
