@@ -266,6 +266,12 @@ func (c *ReplicaCluster) forget(name, path string) error {
 	c.mu.Lock()
 	delete(c.members, name)
 	c.mu.Unlock()
+	return removeReplicaFiles(path)
+}
+
+// removeReplicaFiles removes an embedded replica's file and the files
+// go-libsql keeps beside it.
+func removeReplicaFiles(path string) error {
 	var errs []error
 	for _, suffix := range []string{"", "-wal", "-shm", "-info", "-client_wal_index"} {
 		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {

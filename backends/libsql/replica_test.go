@@ -137,3 +137,35 @@ func TestEmbeddedReplicaOnSqld(t *testing.T) {
 		t.Fatalf("a commit from r1's stale view: %v; want a conflict finding the primary's version 3", err)
 	}
 }
+
+// TestOpenReplicaOverAPlainFile: the URL's path held a plain SQLite file
+// (the README's run-store example had made one there); go-libsql refuses
+// to sync a replica into it, so OpenReplica removes it first, as every
+// backend empties the database a run is pointed at.
+func TestOpenReplicaOverAPlainFile(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "r.db")
+	plain, err := Open(ctx, path, model.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := plain.Save(ctx, &model.Execution{ID: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	plain.Close()
+	st, err := OpenReplica(ctx, path, model.DefaultConfig(), nil)
+	if errors.Is(err, sqld.ErrUnavailable) {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	exe := &model.Execution{ID: "new"}
+	if err := st.Save(ctx, exe); err != nil || exe.Version != 1 {
+		t.Fatalf("save on the replica: %v, version %d", err, exe.Version)
+	}
+	if old, err := st.Load(ctx, "old"); err != nil || old != nil {
+		t.Errorf("the old file's row: %+v, %v; want none", old, err)
+	}
+}

@@ -5,6 +5,7 @@ package libsql
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/storecheck/storecheck/backends/internal/logdir"
 	"github.com/storecheck/storecheck/backends/replica"
@@ -65,6 +66,13 @@ func OpenReplica(ctx context.Context, rest string, cfg model.Config, writers Wri
 	c, err := OpenReplicaCluster(ctx, t, cfg, opt)
 	if err != nil {
 		return fail(err)
+	}
+	// The file at the URL's path is r0's replica of a primary this run
+	// has just emptied: whatever it held (an earlier run's replica, or any
+	// SQLite file, which go-libsql refuses to sync into) is removed first,
+	// as every backend empties the database a run is pointed at.
+	if err := removeReplicaFiles(t.Path); err != nil {
+		return fail(errors.Join(fmt.Errorf("%s: remove the previous replica at %s: %w", ReplicaScheme, t.Path, err), c.Close()))
 	}
 	r, err := c.newReplicaAt(ctx, "r0", 0, t.Path)
 	if err != nil {
