@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/storecheck/storecheck/chaos/lossyfs"
 	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/scenarios"
 )
@@ -24,6 +26,21 @@ func ciScenarios() []scenarios.Scenario {
 	return list
 }
 
+// ciSubjects are the subjects whose detection this machine can show: without
+// FUSE (no root, no /dev/fuse) power-loss cannot run, so the mutant only it
+// catches is left out, and said so, rather than reported as a survivor.
+func ciSubjects(t *testing.T) ([]Subject, []scenarios.Scenario) {
+	subjects, scs := Subjects(), ciScenarios()
+	err := lossyfs.Available()
+	if err == nil {
+		return subjects, scs
+	}
+	t.Logf("NOT RUN: power-loss and unsynced-full, which only it catches: %v", err)
+	subjects = slices.DeleteFunc(subjects, func(s Subject) bool { return s.Name == "unsynced-full" })
+	scs = slices.DeleteFunc(scs, func(sc scenarios.Scenario) bool { return sc.Name == "power-loss" })
+	return subjects, scs
+}
+
 // ciSizing is the default sizing with minimisation bounded, to keep CI quick.
 func ciSizing() Sizing {
 	s := DefaultSizing()
@@ -37,7 +54,8 @@ func TestEveryMutantCaught(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
-			tab, _, err := Runner{Scenarios: ciScenarios(), Sizing: ciSizing(), Seed: seed, StopAtCatch: true, Budget: time.Minute, TempDir: t.TempDir()}.Run(context.Background())
+			subjects, scs := ciSubjects(t)
+			tab, _, err := Runner{Subjects: subjects, Scenarios: scs, Sizing: ciSizing(), Seed: seed, StopAtCatch: true, Budget: time.Minute, TempDir: t.TempDir()}.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,8 +74,8 @@ func TestEveryMutantCaught(t *testing.T) {
 					}
 				}
 			}
-			if len(tab.Rows) != len(Subjects()) {
-				t.Errorf("%d rows, want one per subject (%d)", len(tab.Rows), len(Subjects()))
+			if len(tab.Rows) != len(subjects) {
+				t.Errorf("%d rows, want one per subject (%d)", len(tab.Rows), len(subjects))
 			}
 		})
 	}
