@@ -72,14 +72,15 @@ func runFollowerRead(ctx context.Context, t Target, p Params) Result {
 // leaderStallScenario opens the paused-leader window: the leader is frozen
 // past an election, the new leader takes writes, and as the old one is
 // thawed every read is sent to it, at the URL's level. At level weak it
-// answers from its own state while it still believes it leads, and the
-// checker must report the stale reads; at linearizable and strong it must
+// may answer from its own state while it still believes it leads, and the
+// checker reports any stale read it serves (the builds measured stepped
+// down first: docs/DETECTION.md); at linearizable and strong it must
 // confirm its leadership first, and the history must pass.
 func leaderStallScenario() Scenario {
 	return Scenario{
 		Name: "leader-stall",
 		Summary: "the leader is frozen (SIGSTOP) past an election while the new leader takes writes, then thawed with every read sent to it " +
-			"at the URL's level: level=none and weak must FAIL with stale reads caught, linearizable and strong must pass",
+			"at the URL's level: at none and weak the thawed leader may serve stale reads, and any it serves FAIL the run; linearizable and strong must pass (weak passed on rqlited v10.2.7+ and v8.43.4: docs/DETECTION.md)",
 		Needs: clusterNeeds(),
 		Run:   runLeaderStall,
 	}
