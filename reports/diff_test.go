@@ -18,7 +18,7 @@ func TestCompareSummaries(t *testing.T) {
 	}}
 	slow := run("memory:", "concurrent", Pass)
 	slow.Throughput, slow.Latency = 300, map[string]Percentiles{AllKinds: {P50: 1.1, P99: 30}}
-	slow.Metrics = map[string]float64{"conflict_rate": 0.4, "indeterminate": 100}
+	slow.Metrics = map[string]float64{"conflict_rate": 0.4, "indeterminate": 150}
 	next := &Summary{Runs: []Run{
 		run("sqlite:/n/db/sqlite.db", "concurrent", Fail), // the same cell: {out}/db/sqlite.db
 		slow,
@@ -37,7 +37,7 @@ func TestCompareSummaries(t *testing.T) {
 		"| ❌ | `memory:` | concurrent | throughput | 1e+03 ops/s | 300 ops/s | -70% |",
 		"| ❌ | `memory:` | concurrent | p99 latency | 10 ms | 30 ms |",
 		"| ❌ | `memory:` | concurrent | conflict_rate | 0.2 | 0.4 |",
-		"| ❌ | `memory:` | concurrent | indeterminate_rate | 0 | 0.1 |",
+		"| ❌ | `memory:` | concurrent | indeterminate_rate | 0 | 0.15 |",
 		"| ❌ | `libsql:{out}/db/libsql.db` | concurrent | verdict | PASS | absent |",
 		"| ℹ️ | `memory:` | conformance | verdict | FAIL | PASS |",
 		"6 regressions", "3 cells compared",

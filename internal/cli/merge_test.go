@@ -74,7 +74,7 @@ func TestShardAndMerge(t *testing.T) {
 			t.Errorf("%s: %v", out, err)
 		}
 	}
-	if code, stdout, _ := run(t, "diff", "--slowdown", "-1", whole, merged); code != ExitOK || !strings.Contains(stdout, "no regression") {
+	if code, stdout, _ := run(t, "diff", "--slowdown", "-1", "--rate-rise", "-1", whole, merged); code != ExitOK || !strings.Contains(stdout, "no regression") {
 		t.Errorf("diff of the unsharded run and the merged shards: exit %d\n%s", code, stdout)
 	}
 	qualify(s3, "--shard", "1/3")
