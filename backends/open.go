@@ -18,6 +18,7 @@ import (
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/backends/rqlite/managed"
 	"github.com/storecheck/storecheck/backends/sqlite"
+	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/model/runstore"
 )
@@ -58,34 +59,14 @@ func Schemes() []Scheme {
 			Example:     "sqlite:/tmp/store.db",
 			Description: "SQLite via modernc.org/sqlite (pure Go), WAL file (?synchronous=off|normal|full|extra; NORMAL by default) or sqlite::memory:, running the seed's SQL.",
 			Validate:    func(rest string) error { return dbfile.Validate("sqlite", rest) },
-			Open: func(ctx context.Context, rest string, cfg model.Config) (model.Store, error) {
-				f, err := dbfile.ParseFile("sqlite", rest)
-				if err != nil {
-					return nil, err
-				}
-				var opts []sqlite.Option
-				if f.Synchronous != "" {
-					opts = append(opts, sqlite.WithSynchronous(f.Synchronous))
-				}
-				return sqlite.Open(ctx, f.Path, cfg, opts...)
-			},
+			Open:        fileStore("sqlite", sqlite.Open, sqlite.WithSynchronous),
 		},
 		{
 			Name:        "libsql",
 			Example:     "libsql:/tmp/store.db",
 			Description: "libSQL local file via github.com/tursodatabase/go-libsql (cgo), WAL (?synchronous=off|normal|full|extra; NORMAL by default), running the seed's SQL.",
 			Validate:    func(rest string) error { return dbfile.Validate("libsql", rest) },
-			Open: func(ctx context.Context, rest string, cfg model.Config) (model.Store, error) {
-				f, err := dbfile.ParseFile("libsql", rest)
-				if err != nil {
-					return nil, err
-				}
-				var opts []libsql.Option
-				if f.Synchronous != "" {
-					opts = append(opts, libsql.WithSynchronous(f.Synchronous))
-				}
-				return libsql.Open(ctx, f.Path, cfg, opts...)
-			},
+			Open:        fileStore("libsql", libsql.Open, libsql.WithSynchronous),
 		},
 		{
 			Name:        libsql.ReplicaScheme,
@@ -229,4 +210,20 @@ func validateReplica(rest string) error {
 		}
 	}
 	return nil
+}
+
+// fileStore is the Open of a file backend (sqlite:, libsql:): the URL's
+// path and its synchronous= setting, passed to the backend's open.
+func fileStore[O any](name string, open func(context.Context, string, model.Config, ...O) (*sqlstore.Store, error), synchronous func(string) O) func(context.Context, string, model.Config) (model.Store, error) {
+	return func(ctx context.Context, rest string, cfg model.Config) (model.Store, error) {
+		f, err := dbfile.ParseFile(name, rest)
+		if err != nil {
+			return nil, err
+		}
+		var opts []O
+		if f.Synchronous != "" {
+			opts = append(opts, synchronous(f.Synchronous))
+		}
+		return open(ctx, f.Path, cfg, opts...)
+	}
 }

@@ -150,18 +150,16 @@ func (r *crashRun) cycle(ctx context.Context, c int, last bool) error {
 	case killRaced:
 		cfg.RaceAt = plan.commit
 	}
-	w, err := startWorker(ctx, r.opt.Command, cfg)
+	w, deadline, done, err := startCycle(ctx, r.opt.Command, cfg)
 	if err != nil {
-		return notRun("%v", err)
+		return err
 	}
-	defer w.close()
-	deadline := time.NewTimer(cycleTimeout)
-	defer deadline.Stop()
-	if err := r.recovered(ctx, w, c, deadline.C); err != nil || r.res.Err != nil || last {
+	defer done()
+	if err := r.recovered(ctx, w, c, deadline); err != nil || r.res.Err != nil || last {
 		return err
 	}
 	r.fault(fmt.Sprintf("SIGKILL %d/%d: %s", c+1, r.cycles, plan))
-	killed, err := r.traffic(ctx, w, plan, deadline.C)
+	killed, err := r.traffic(ctx, w, plan, deadline)
 	if err != nil {
 		return err
 	}

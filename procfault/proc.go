@@ -3,6 +3,7 @@ package procfault
 import (
 	"context"
 	"syscall"
+	"time"
 
 	"github.com/storecheck/storecheck/worker"
 )
@@ -18,6 +19,18 @@ const (
 type proc struct {
 	*worker.Process
 	events chan message // closed once the process's pipe is at its end
+}
+
+// startCycle starts the worker of one kill-and-recover cycle (crash-
+// recovery, power-loss) and the timer that bounds the cycle; done kills and
+// reaps the worker and stops the timer.
+func startCycle(ctx context.Context, c worker.Command, cfg workerConfig) (w *proc, deadline <-chan time.Time, done func(), err error) {
+	w, err = startWorker(ctx, c, cfg)
+	if err != nil {
+		return nil, nil, nil, notRun("%v", err)
+	}
+	timer := time.NewTimer(cycleTimeout)
+	return w, timer.C, func() { timer.Stop(); w.close() }, nil
 }
 
 // startWorker starts a worker with configuration cfg.

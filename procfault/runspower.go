@@ -148,14 +148,12 @@ func (r *runsPower) cycle(ctx context.Context, c int, last bool) error {
 	killAt, delay := 1+rng.IntN(maxTarget), uniform(rng, 2*time.Millisecond)
 	cfg := workerConfig{Mode: modeRuns, URL: r.url, Seed: r.opt.Seed, Cycle: c, MaxCommits: maxCommits,
 		LifeMS: workerLife.Milliseconds(), Verify: last}
-	w, err := startWorker(ctx, r.opt.Command, cfg)
+	w, deadline, done, err := startCycle(ctx, r.opt.Command, cfg)
 	if err != nil {
-		return notRun("%v", err)
+		return err
 	}
-	defer w.close()
-	deadline := time.NewTimer(cycleTimeout)
-	defer deadline.Stop()
-	m, err := await(ctx, w, msgRecovered, deadline.C)
+	defer done()
+	m, err := await(ctx, w, msgRecovered, deadline)
 	if err != nil {
 		return err
 	}
@@ -195,7 +193,7 @@ traffic:
 			}
 		case <-kill:
 			break traffic
-		case <-deadline.C:
+		case <-deadline:
 			return notRun("the worker did not reach op %d within %v: %s", killAt, cycleTimeout, w.status())
 		case <-ctx.Done():
 			return ctx.Err()
