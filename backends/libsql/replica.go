@@ -39,10 +39,11 @@ type ReplicaCluster struct {
 	cfg      model.Config
 	opt      ClusterOptions
 	token    string
-	url      string          // the primary's address
-	primary  *sqlstore.Store // a direct connection: heal reads, reset
-	dir      string          // replica files; removed on Close
-	iptables bool            // cut links with iptables rather than in-process
+	url      string         // the primary's address
+	primary  boundedStore   // a connection of its own: heal reads, reset
+	primLink *replicaMember // the primary connection's link (its proxy)
+	dir      string         // replica files; removed on Close
+	iptables bool           // cut links with iptables rather than in-process
 
 	mu        sync.Mutex
 	members   map[string]*replicaMember
@@ -55,9 +56,9 @@ type ReplicaCluster struct {
 // replicaMember is one client's replica store and link.
 type replicaMember struct {
 	store *replica.Store
-	local *sqlstore.Store // the embedded replica's own store
-	proxy *sqld.Proxy     // nil when the primary is not plain http
-	drop  *sqld.DropRule  // nil without a proxy
+	local boundedStore   // the embedded replica's own store
+	proxy *sqld.Proxy    // nil when the primary is not plain http
+	drop  *sqld.DropRule // nil without a proxy
 }
 
 // ClusterOptions say which primary a ReplicaCluster syncs from, and how.
@@ -92,18 +93,24 @@ func OpenReplicaCluster(ctx context.Context, t ReplicaTarget, cfg model.Config, 
 		return nil, fmt.Errorf("%s: no primary to connect to", ReplicaScheme)
 	}
 	c.iptables = sqld.IptablesAvailable() == nil
-	primary, err := c.openRemote(ctx, c.url, "primary")
+	link, via, err := c.link("primary")
 	if err != nil {
 		return nil, err
 	}
+	remote, err := c.openRemote(ctx, via, "primary")
+	if err != nil {
+		return nil, errors.Join(err, link.closeLink())
+	}
+	primary := boundedStore{remote, link.newGuard("primary")}
+	closePrimary := func() error { return errors.Join(primary.Close(), link.closeLink()) }
 	if err := primary.Reset(ctx); err != nil {
-		return nil, errors.Join(c.scrub(fmt.Errorf("%s: empty the primary: %w", ReplicaScheme, err)), primary.Close())
+		return nil, errors.Join(c.scrub(fmt.Errorf("%s: empty the primary: %w", ReplicaScheme, err)), closePrimary())
 	}
 	dir, err := os.MkdirTemp(filepath.Dir(t.Path), ".storecheck-replicas-*")
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("%s: replica folder: %w", ReplicaScheme, err), primary.Close())
+		return nil, errors.Join(fmt.Errorf("%s: replica folder: %w", ReplicaScheme, err), closePrimary())
 	}
-	c.primary, c.dir = primary, dir
+	c.primary, c.primLink, c.dir = primary, link, dir
 	return c, nil
 }
 
@@ -169,15 +176,19 @@ func (c *ReplicaCluster) newReplicaAt(ctx context.Context, name string, stream u
 			}
 		}
 	}()
-	local, sync, err := c.openEmbedded(ctx, name, path, via)
+	g := m.newGuard("replica " + name)
+	embedded, sync, err := c.openEmbedded(ctx, name, path, via, g)
 	if err != nil {
 		return nil, err
 	}
+	local := boundedStore{embedded, g}
 	var writer model.Store = local
 	if c.opt.Writer != nil {
-		if writer, err = c.opt.Writer(ctx, local, local.DB(), c.cfg); err != nil {
+		w, err := c.opt.Writer(ctx, embedded, embedded.DB(), c.cfg)
+		if err != nil {
 			return nil, errors.Join(err, local.Close())
 		}
+		writer = boundedStore{w, g}
 	}
 	st, err := replica.New(ctx, replica.Config{
 		// Writes go where go-libsql sends them: every statement of a
@@ -215,6 +226,16 @@ func (c *ReplicaCluster) link(name string) (*replicaMember, string, error) {
 	return m, "http://" + m.proxy.Addr(), nil
 }
 
+// guard bounds the calls over this link (see bounded.go): one whose
+// deadline passes drops the link's connections.
+func (m *replicaMember) newGuard(name string) *guard {
+	g := &guard{name: ReplicaScheme + " " + name}
+	if m.proxy != nil {
+		g.drop = m.proxy.Drop
+	}
+	return g
+}
+
 // closeLink removes the member's proxy and rule.
 func (m *replicaMember) closeLink() error {
 	if m.proxy == nil {
@@ -229,7 +250,7 @@ func (m *replicaMember) closeLink() error {
 // replica's schedule), not go-libsql's own WithSyncInterval loop, which
 // cannot be paused for a stall and prints its errors to stdout. The sync
 // remembers the replication position (frame number) it reached.
-func (c *ReplicaCluster) openEmbedded(ctx context.Context, name, path, via string) (*sqlstore.Store, func(context.Context) error, error) {
+func (c *ReplicaCluster) openEmbedded(ctx context.Context, name, path, via string, g *guard) (*sqlstore.Store, func(context.Context) error, error) {
 	opts := []golibsql.Option{golibsql.WithReadYourWrites(c.target.ReadYourWrites)}
 	if c.token != "" {
 		opts = append(opts, golibsql.WithAuthToken(c.token))
@@ -243,12 +264,14 @@ func (c *ReplicaCluster) openEmbedded(ctx context.Context, name, path, via strin
 	if err != nil {
 		return nil, nil, errors.Join(c.scrub(err), db.Close())
 	}
-	sync := func(context.Context) error {
-		r, err := conn.Sync()
-		if err == nil {
-			c.positions.Store(name, int64(r.FrameNo))
-		}
-		return c.scrub(sqlstore.OneLine(err))
+	sync := func(ctx context.Context) error {
+		return guardedErr(ctx, g, "sync", func() error {
+			r, err := conn.Sync()
+			if err == nil {
+				c.positions.Store(name, int64(r.FrameNo))
+			}
+			return c.scrub(sqlstore.OneLine(err))
+		})
 	}
 	return store, sync, nil
 }
@@ -398,7 +421,7 @@ func (c *ReplicaCluster) Close() error {
 	for _, s := range open {
 		errs = append(errs, s.Close())
 	}
-	errs = append(errs, c.primary.Close())
+	errs = append(errs, c.primary.Close(), c.primLink.closeLink())
 	if err := os.RemoveAll(c.dir); err != nil {
 		errs = append(errs, err)
 	}
@@ -412,6 +435,6 @@ func (c *ReplicaCluster) Close() error {
 }
 
 // unclosable is the primary handed out by Primary: Close is the cluster's.
-type unclosable struct{ *sqlstore.Store }
+type unclosable struct{ boundedStore }
 
 func (unclosable) Close() error { return nil }

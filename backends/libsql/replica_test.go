@@ -169,3 +169,84 @@ func TestOpenReplicaOverAPlainFile(t *testing.T) {
 		t.Errorf("the old file's row: %+v, %v; want none", old, err)
 	}
 }
+
+// TestFrozenPrimaryDoesNotHoldTheCaller: go-libsql's calls take no
+// context, so a primary that keeps its sockets open and never answers (a
+// SIGSTOPped sqld here; a wedged one in docs/KNOWN-ISSUES.md) used to hold
+// a sync, a delegated commit and a heal read for ever. Each must now come
+// back soon after its deadline with an error that says so, and the
+// cluster must still close.
+func TestFrozenPrimaryDoesNotHoldTheCaller(t *testing.T) {
+	ctx := context.Background()
+	target, err := ParseReplicaURL(filepath.Join(t.TempDir(), "r.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	server, err := StartPrimary(ctx, target, "")
+	if errors.Is(err, sqld.ErrUnavailable) {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := server.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	c, err := OpenReplicaCluster(ctx, target, model.DefaultConfig(), ClusterOptions{Server: server, Interval: time.Hour / 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r0, err := c.NewReplica(ctx, "r0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PausePrimary(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resumed := false
+	defer func() {
+		if !resumed {
+			c.ResumePrimary(ctx)
+		}
+	}()
+	const deadline = 500 * time.Millisecond
+	bounded := func(what string, call func(context.Context) error) {
+		t.Helper()
+		cctx, cancel := context.WithTimeout(ctx, deadline)
+		defer cancel()
+		start := time.Now()
+		err := call(cctx)
+		took := time.Since(start)
+		if err == nil {
+			t.Errorf("%s against a frozen primary succeeded", what)
+		} else if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "outlived its deadline") {
+			t.Errorf("%s: %v; want an error saying it outlived its deadline", what, err)
+		}
+		t.Logf("%s: %v after %v", what, err, took.Round(time.Millisecond))
+		if took > deadline+callGrace+time.Second {
+			t.Errorf("%s came back after %v; bound %v + grace %v", what, took, deadline, callGrace)
+		}
+	}
+	bounded("a sync", r0.Sync)
+	bounded("a delegated commit", func(ctx context.Context) error {
+		return r0.Commit(ctx, &model.Execution{ID: "e", DefinitionID: "d", Status: "running"}, model.Batch{})
+	})
+	bounded("a read of the primary", func(ctx context.Context) error {
+		_, err := c.Primary().Load(ctx, "e")
+		return err
+	})
+	if err := c.ResumePrimary(ctx); err != nil {
+		t.Fatal(err)
+	}
+	resumed = true
+	// Thawed, the primary serves again over fresh connections.
+	exe := &model.Execution{ID: "after", DefinitionID: "d", Status: "running"}
+	if err := r0.Commit(ctx, exe, model.Batch{}); err != nil || exe.Version != 1 {
+		t.Errorf("a commit after the thaw: %v, version %d", err, exe.Version)
+	}
+	if err := c.Close(); err != nil {
+		t.Errorf("close after abandoned calls: %v", err)
+	}
+}

@@ -7,6 +7,12 @@ import (
 	"time"
 )
 
+// backgroundSyncBound is the deadline of a background sync, which has no
+// caller's: far above a healthy sync (milliseconds) and above the longest
+// fault that holds one (a frozen primary, under a second). A store whose
+// syncs cannot be cancelled must honour it (the libsql package's guard).
+const backgroundSyncBound = 10 * time.Second
+
 // syncer serialises one replica's syncs and runs its background loop.
 type syncer struct {
 	sync     func(ctx context.Context) error
@@ -73,7 +79,9 @@ func (s *syncer) start(skipped *atomic.Int64) {
 			} else {
 				// A failure is counted; the replica stays stale until a
 				// later sync succeeds, as an embedded replica does.
-				_ = s.run(context.Background())
+				ctx, cancel := context.WithTimeout(context.Background(), backgroundSyncBound)
+				_ = s.run(ctx)
+				cancel()
 			}
 			timer.Reset(next())
 		}

@@ -48,6 +48,17 @@ func (p *Proxy) Cut() {
 	}
 }
 
+// Drop closes every open connection but lets new ones through: a request
+// blocked on a server that stopped answering fails at once (see the
+// libsql package's guard).
+func (p *Proxy) Drop() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for c := range p.conns {
+		c.Close()
+	}
+}
+
 // Heal lets connections through again.
 func (p *Proxy) Heal() {
 	p.mu.Lock()
