@@ -13,6 +13,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/storecheck/storecheck/backends/internal/dbfile"
+	"github.com/storecheck/storecheck/backends/internal/stmtcache"
 	"github.com/storecheck/storecheck/model/runstore"
 )
 
@@ -74,7 +75,7 @@ func Open(ctx context.Context, path string, opts ...Option) (*Store, error) {
 	if err := dbfile.CheckPath(set.name, path); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(path, set.file))
+	db, err := stmtcache.OpenDB("sqlite", dsn(path, set.file))
 	if err != nil {
 		return nil, fmt.Errorf("%s: open %q: %w", set.name, path, err)
 	}

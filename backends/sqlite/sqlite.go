@@ -21,12 +21,12 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"net/url"
 	"time"
 
 	"github.com/storecheck/storecheck/backends/internal/dbfile"
+	"github.com/storecheck/storecheck/backends/internal/stmtcache"
 	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
 
@@ -81,7 +81,7 @@ func Open(ctx context.Context, path string, cfg model.Config, opts ...Option) (*
 	if err := dbfile.CheckPath(Name, path); err != nil {
 		return nil, err
 	}
-	db, err := sql.Open("sqlite", dsn(path, set.Settings))
+	db, err := stmtcache.OpenDB("sqlite", dsn(path, set.Settings))
 	if err != nil {
 		return nil, fmt.Errorf("%s: open %q: %w", Name, path, err)
 	}
