@@ -166,7 +166,8 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 	}
 	defer cs.Close()
 	cl := cs.Cluster()
-	ctl := cluster.Control{Cluster: cl}
+	lived := countLives(cl)
+	ctl := cluster.Control{Cluster: lived}
 	tl, err := folder(p).Timeline()
 	if err != nil {
 		return *rqNotRun(ctx, "%v", err)
@@ -182,6 +183,7 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 	// The schedule may hook the workload (kill-after-ack listens to its
 	// acknowledgements).
 	wcfg := faultWorkload(t, p, name, during)
+	wcfg.Observe = observeNodes(cs, lived, p.Seed)
 	sched = schedule(cl, &wcfg)
 	sched.Seed = p.Seed
 	if err := sched.Available(ctl); err != nil {
@@ -214,6 +216,7 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 		out.Reason += " (" + c + ")"
 	}
 	out.Metrics["converged_at_index"] = float64(after.index)
+	nodeMetrics(&out, res.History)
 	if faultErr != nil {
 		out.Metrics["fault_errors"] = float64(strings.Count(faultErr.Error(), "\n") + 1)
 		if out.Verdict != reports.Pass {

@@ -70,6 +70,16 @@ type Config struct {
 	// records lines up with call_ns and return_ns. Its error ends the run
 	// as a harness error. Run only; Drive ignores it.
 	During func(ctx context.Context, now func() int64) error
+	// Observe, when set, runs alongside the traffic as During does, given
+	// the run's executions, and records reads of its own through clients it
+	// makes with newClient: a
+	// client reads from store (one part of the system under test, e.g. one
+	// node at a level served locally) and is named name in the history. Its
+	// reads are replica reads (Operation.Replica), held to the replica
+	// rules — a version that was committed, never less than the same
+	// name's earlier reads — instead of porcupine. Its error ends the run as
+	// a harness error. Run only.
+	Observe func(ctx context.Context, execs []string, newClient func(store model.Store, name string) *linearizability.Client) error
 	// OnAck, when set, is called on the committing client's goroutine each
 	// time a commit or save returns without error (an acknowledged write):
 	// a fault that must land right after an acknowledgement listens to it.

@@ -45,9 +45,13 @@ func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 	rec := linearizability.NewRecorder(store)
 	start := time.Now()
 	wait := during(ctx, cfg, rec)
+	waitObserve := observe(ctx, cfg, rec)
 	steps, err := drive(ctx, rec, cfg)
 	if derr := wait(); err == nil && derr != nil {
 		err = fmt.Errorf("workload: alongside the traffic: %w", derr)
+	}
+	if oerr := waitObserve(); err == nil && oerr != nil {
+		err = fmt.Errorf("workload: observing alongside the traffic: %w", oerr)
 	}
 	if err != nil {
 		return nil, err
@@ -131,6 +135,24 @@ func writeArtifacts(ctx context.Context, dir string, h linearizability.History, 
 		}
 	}
 	return written, nil
+}
+
+// observe starts cfg.Observe, if set, beside the traffic, and returns the
+// function that ends its context and waits for it.
+func observe(ctx context.Context, cfg Config, rec *linearizability.Recorder) func() error {
+	if cfg.Observe == nil {
+		return func() error { return nil }
+	}
+	octx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	newClient := func(store model.Store, name string) *linearizability.Client {
+		return rec.NewClient(linearizability.ClientOptions{Store: store, Replica: name})
+	}
+	go func() { done <- cfg.Observe(octx, cfg.executionIDs(), newClient) }()
+	return func() error {
+		cancel()
+		return <-done
+	}
 }
 
 // during starts cfg.During, if set, beside the traffic, and returns the
