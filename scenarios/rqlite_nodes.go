@@ -63,6 +63,16 @@ func (l *lives) Stop(ctx context.Context, id string) error {
 	return err
 }
 
+// LogPath is the cluster's, where it has one (process clusters), so that
+// faults can wait for server events through the count.
+func (l *lives) LogPath(id string) (string, error) {
+	lp, ok := l.Cluster.(interface{ LogPath(string) (string, error) })
+	if !ok {
+		return "", fmt.Errorf("a %s cluster keeps no live log", l.Kind())
+	}
+	return lp.LogPath(id)
+}
+
 func (l *lives) end(id string, err error) {
 	if err != nil {
 		return

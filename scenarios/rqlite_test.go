@@ -15,6 +15,7 @@ import (
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/backends/rqlite/managed"
 	"github.com/storecheck/storecheck/evidence"
+	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
 )
@@ -330,6 +331,55 @@ func TestKillAfterAck(t *testing.T) {
 		if ms > 100 {
 			t.Errorf("%s: killed %.1f ms after the acknowledgement", f.Target, ms)
 		}
+	}
+	o.assertCleanedUp(t)
+}
+
+// TestKillDuringInstall: with a low snapshot threshold, a follower that
+// comes back behind the leader's snapshot is killed while it installs it,
+// and a correct cluster keeps every acknowledged write through it; the
+// nodes were read on their own all along, and those reads are in the
+// history.
+func TestKillDuringInstall(t *testing.T) {
+	bin := needRqlited(t)
+	var o opened
+	dir := t.TempDir()
+	sc, err := Lookup("kill-during-install")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := o.target(t, "rqlite+process:?nodes=3&flags=-raft-snap=50,-raft-snap-int=1s&rqlited="+bin)
+	res := runWatched(t, 5*time.Minute, func(ctx context.Context) Result {
+		return sc.Run(ctx, target, Params{Seed: 1, OutDir: dir, Clients: 6, Executions: 2, Duration: 30 * time.Second})
+	})
+	t.Logf("%s %s %s %v", res.Verdict, res.Guarantee, res.Reason, res.Metrics)
+	if faults, err := evidence.ReadFaults(filepath.Join(dir, evidence.FaultsFile)); err == nil {
+		for _, f := range faults {
+			t.Logf("fault at %.1f s: %s %s", float64(f.StartNS)/1e9, f.Detail, f.Error)
+		}
+	}
+	if res.Verdict != reports.Pass {
+		t.Fatalf("verdict %s (%s), want PASS", res.Verdict, res.Reason)
+	}
+	if res.Metrics["install_kills"] < 1 {
+		t.Errorf("no install was interrupted: %v", res.Metrics)
+	}
+	if res.Metrics["node_reads"] < 30 || res.Metrics["node_reads_answered"] < 10 {
+		t.Errorf("node reads %v; want every node read several times a second", res.Metrics)
+	}
+	h, err := linearizability.LoadFile(filepath.Join(dir, evidence.HistoryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := map[string]bool{}
+	for _, op := range h.Ops {
+		if name, ok := strings.CutPrefix(op.Replica, "node "); ok {
+			id, _, _ := strings.Cut(name, "#")
+			nodes[id] = true
+		}
+	}
+	if len(nodes) != 3 {
+		t.Errorf("node reads in the history from %v; want all three nodes", nodes)
 	}
 	o.assertCleanedUp(t)
 }

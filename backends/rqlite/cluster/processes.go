@@ -109,6 +109,10 @@ func StartProcesses(ctx context.Context, bin string, cfg Config) (_ *Processes, 
 		if cfg.Nodes > 1 {
 			pr.args = append(pr.args, "-bootstrap-expect", strconv.Itoa(cfg.Nodes), "-join", strings.Join(join, ","))
 		}
+		// Raft at INFO: its snapshot and install lines are the server
+		// events faults wait for (events.go). A -raft-log-level among the
+		// URL's flags comes later and wins.
+		pr.args = append(pr.args, "-raft-log-level=INFO")
 		pr.args = append(pr.args, cfg.ServerFlags...)
 		pr.args = append(pr.args, pr.data)
 		if err := os.MkdirAll(pr.data, 0o755); err != nil {
