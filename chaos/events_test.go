@@ -17,7 +17,7 @@ type eventFake struct {
 	kills  []string
 }
 
-func (e *eventFake) EventsAvailable() error       { return nil }
+func (e *eventFake) EventsAvailable() error        { return nil }
 func (e *eventFake) LogMark(string) (int64, error) { return 0, nil }
 func (e *eventFake) WaitEvent(_ context.Context, id, event string, _ int64, _ time.Duration) (string, error) {
 	next := ""

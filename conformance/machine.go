@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"pgregory.net/rapid"
 
@@ -36,7 +37,10 @@ type machine struct {
 	// INTEGER PRIMARY KEY without AUTOINCREMENT hands the seq of an acked
 	// last entry to the next emit, and a late ack then deletes the wrong one.
 	seenOutbox, seenSpawns map[int64]bool
-	maxOutbox, maxSpawns   int64
+	// Every timer a sweep has seen (due_timers, delete_timer), in the order
+	// first seen, for stale sweeps.
+	seenTimers           []model.DueTimer
+	maxOutbox, maxSpawns int64
 }
 
 func (m *machine) actions() map[string]func(*rapid.T) {
@@ -140,6 +144,25 @@ func (m *machine) write(t *rapid.T, withBatch bool) {
 
 func (m *machine) drawReadID(t *rapid.T) string {
 	return rapid.SampledFrom(append([]string{missingID}, executionIDs...)).Draw(t, "id")
+}
+
+// drawTraceReadID aims half of the trace reads at an execution whose ring
+// has been trimmed (its first index is past 0), when there is one: that is
+// the state in which a store's numbering of the ring can go wrong (indices
+// must go on counting after a trim, never restart), and a uniform draw
+// reaches it only when trace_max is small and one execution happens to
+// get more steps than the cap before it is read.
+func (m *machine) drawTraceReadID(t *rapid.T) string {
+	var trimmed []string
+	for _, id := range executionIDs {
+		if tr, err := m.ref.ReadTrace(m.ctx, id); err == nil && len(tr) > 0 && tr[0].Index > 0 {
+			trimmed = append(trimmed, id)
+		}
+	}
+	if len(trimmed) > 0 && rapid.Bool().Draw(t, "read_trimmed_trace") {
+		return rapid.SampledFrom(trimmed).Draw(t, "id")
+	}
+	return m.drawReadID(t)
 }
 
 func (m *machine) load(t *rapid.T) {
@@ -313,6 +336,7 @@ func (m *machine) dueTimers(t *rapid.T) {
 	if err != nil {
 		fail(t, "due_timers", err)
 	}
+	m.sawTimers(want)
 	if err := sameDueTimers(want, got); err != nil {
 		fail(t, "due_timers", err)
 	}
@@ -324,11 +348,19 @@ func (m *machine) deleteTimer(t *rapid.T) {
 	id := rapid.SampledFrom(executionIDs).Draw(t, "id")
 	path := rapid.SampledFrom(timerPaths).Draw(t, "path")
 	fireAt := rapid.SampledFrom(fireTimes).Draw(t, "fire_at")
-	if due, _ := m.ref.DueTimers(m.ctx, math.Inf(1)); rapid.Bool().Draw(t, "sweep_existing") {
+	due, _ := m.ref.DueTimers(m.ctx, math.Inf(1))
+	m.sawTimers(due)
+	switch rapid.IntRange(0, 2).Draw(t, "sweep") {
+	case 1: // the timer as it is now
 		for _, d := range due {
 			if d.ExecutionID == id && d.Path == path {
 				fireAt = d.FireAt
 			}
+		}
+	case 2: // a stale sweep: a timer as a sweep saw it before it was re-armed
+		if stale := m.staleTimers(due); len(stale) > 0 {
+			d := rapid.SampledFrom(stale).Draw(t, "stale_timer")
+			id, path, fireAt = d.ExecutionID, d.Path, d.FireAt
 		}
 	}
 	m.step(t, "delete_timer %q %q fire_at=%v", id, path, fireAt)
@@ -355,7 +387,7 @@ func (m *machine) appendTrace(t *rapid.T) {
 }
 
 func (m *machine) readTrace(t *rapid.T) {
-	id := m.drawReadID(t)
+	id := m.drawTraceReadID(t)
 	want, err := m.ref.ReadTrace(m.ctx, id)
 	if err != nil {
 		t.Fatalf("reference read_trace: %v", err)
@@ -425,4 +457,31 @@ func joinLines(lines []string) string {
 		out += l
 	}
 	return out
+}
+
+// sawTimers remembers timers a sweep saw.
+func (m *machine) sawTimers(due []model.DueTimer) {
+	for _, d := range due {
+		if !slices.Contains(m.seenTimers, d) {
+			m.seenTimers = append(m.seenTimers, d)
+		}
+	}
+}
+
+// staleTimers are the timers a sweep saw that have been re-armed since:
+// the timer at the same execution and path now fires at another time. A
+// sweep that deletes one of these must leave the re-armed timer alone
+// (delete_timer deletes only a timer that still holds the fire_at it was
+// given), which a uniform draw of fire times rarely puts to the test.
+func (m *machine) staleTimers(now []model.DueTimer) []model.DueTimer {
+	var stale []model.DueTimer
+	for _, seen := range m.seenTimers {
+		for _, d := range now {
+			if d.ExecutionID == seen.ExecutionID && d.Path == seen.Path && d.FireAt != seen.FireAt {
+				stale = append(stale, seen)
+				break
+			}
+		}
+	}
+	return stale
 }
