@@ -135,6 +135,10 @@ type Scenario struct {
 	// Needs are the capabilities a backend must offer for the scenario to
 	// make sense (package backends); Applies follows from them.
 	Needs []backends.Capability
+	// Timed says the scenario's verdict or figures hang on timing (faults
+	// and their windows, replica lag, crashes, stalls): under --parallel
+	// it runs alone, so that no other run's load moves them.
+	Timed bool
 	Run   func(ctx context.Context, t Target, p Params) Result
 }
 
@@ -152,8 +156,23 @@ func All() []Scenario {
 	list := []Scenario{conformanceScenario(), concurrentScenario(), replicaLagScenario(), crashRecoveryScenario(), powerLossScenario(), writerStallScenario()}
 	list = append(list, rqliteScenarios()...)
 	list = append(list, runsConformanceScenario(), leaseStallScenario())
+	for i := range list {
+		list[i].Timed = !untimed(list[i].Name)
+	}
 	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
 	return list
+}
+
+// untimed are the scenarios whose verdicts rest on their sequence or
+// history alone: the property suites, and the concurrent workload (its
+// throughput and latency figures move under load; its verdict does not).
+// Every other scenario is Timed.
+func untimed(name string) bool {
+	switch name {
+	case "conformance", "runs-conformance", "concurrent":
+		return true
+	}
+	return false
 }
 
 // Lookup finds a scenario by name.

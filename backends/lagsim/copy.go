@@ -3,6 +3,7 @@ package lagsim
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"fmt"
 
 	"github.com/storecheck/storecheck/backends/internal/dbfile"
@@ -34,6 +35,9 @@ func refresh(ctx context.Context, replica *sql.DB, primary string) error {
 	}
 	defer conn.Close()
 	err = conn.Raw(func(dc any) error {
+		if u, ok := dc.(interface{ Unwrap() driver.Conn }); ok {
+			dc = u.Unwrap() // the statement cache's wrapper
+		}
 		r, ok := dc.(restorer)
 		if !ok {
 			return fmt.Errorf("the replica's driver connection (%T) has no backup API", dc)

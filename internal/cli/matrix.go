@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -14,12 +15,13 @@ import (
 // where results go and where servers come from. Each command adds its own way
 // of naming backends.
 type matrix struct {
-	k       knobs
-	names   stringList
-	seed    seedFlag
-	out     outputFlags
-	servers serverFlags
-	shard   shardFlag
+	k        knobs
+	names    stringList
+	seed     seedFlag
+	out      outputFlags
+	servers  serverFlags
+	shard    shardFlag
+	parallel int
 }
 
 // register adds the shared flags; scenarioFlag is the name of the scenario
@@ -35,7 +37,13 @@ func (m *matrix) register(fs *flag.FlagSet, scenarioFlag string) {
 	m.out.register(fs)
 	m.servers.register(fs)
 	fs.Var(&m.shard, "shard", "K/N: run only shard K of N of the plan (runs K, K+N, K+2N, … of the whole plan, with their seeds and folder numbers), for a CI matrix; 'storecheck merge' combines the N summaries")
+	fs.IntVar(&m.parallel, "parallel", defaultParallel(), "runs at once: runs of different backends side by side, each backend's in order, and the timed scenarios (faults, lag, crashes, stalls) alone after them; the report is the same (default: half the CPUs)")
 }
+
+// defaultParallel is half the CPUs: a property or concurrent run keeps
+// about one core busy with the store and one with storecheck's checks;
+// on a 2-core machine (CI) that is 1, runs one after another.
+func defaultParallel() int { return max(1, runtime.NumCPU()/2) }
 
 // shardFlag is --shard K/N.
 type shardFlag struct{ s *reports.Shard }
@@ -66,6 +74,9 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 	}
 	if err := m.servers.validate(); err != nil {
 		return runner.Plan{}, err
+	}
+	if m.parallel < 1 {
+		return runner.Plan{}, usagef("--parallel %d: want 1 or more runs at once", m.parallel)
 	}
 	scs, onlyApplicable, err := lookupScenarios(m.names.values)
 	if err != nil {
@@ -99,6 +110,6 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 	}
 	return runner.Plan{
 		Entries: entries, Out: m.out.dir, Options: k.options(), Params: k.params(s),
-		Reproduce: k.reproduce, Shard: shard,
+		Reproduce: k.reproduce, Shard: shard, Parallel: m.parallel,
 	}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/storecheck/storecheck/internal/knownissues"
@@ -57,14 +58,18 @@ type Plan struct {
 	// Budget bounds each run; 0 means none. A run stopped by it is NOT
 	// RUN, unless it had found a failure.
 	Budget time.Duration
-	// Skip, when set, is asked before each run, with the runs so far; a
-	// reason skips it (NOT RUN with that reason).
+	// Skip, when set, is asked before each run, with the earlier runs of
+	// its lane (same subject, or same backend URL; see Execute); a reason
+	// skips it (NOT RUN with that reason).
 	Skip func(done []reports.Run, e Entry) string
 	// Instrument, when set, wraps every store run i opens.
 	Instrument func(i int, st model.Store) model.Store
 	// TempDir is where DirPlaceholder folders are made; "" means the
 	// system's.
 	TempDir string
+	// Parallel is how many runs may go at once (Execute); 0 or 1 runs
+	// them one after another.
+	Parallel int
 }
 
 // Inspectable is url with DirPlaceholder standing for an existing folder,
@@ -114,9 +119,18 @@ type Progress interface {
 	Finished(r reports.Run)
 }
 
-// Execute runs every entry of the plan in order. Runs after an
-// interruption are recorded INTERRUPTED without starting, so the summary
-// always lists the whole plan.
+// Execute runs every entry of the plan and returns the summary, its runs
+// in plan order. Runs after an interruption are recorded INTERRUPTED
+// without starting, so the summary always lists the whole plan.
+//
+// With plan.Parallel above 1, runs go side by side, under two rules. Runs
+// of one lane — one backend URL, or one catalogue subject — go one after
+// another in plan order: they may share a database file, and Skip reads
+// the lane's earlier runs. And a run whose scenario is Timed (its verdict
+// or figures hang on timing: faults, replica lag, crashes, stalls) runs
+// alone, after the others, so that no other run's load moves its windows.
+// Only the order of execution changes; what each run does and reports
+// does not.
 func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary {
 	sum := &reports.Summary{Shard: plan.Shard}
 	if len(plan.Entries) > 0 {
@@ -127,21 +141,95 @@ func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary
 	if plan.Out != "" {
 		_ = os.RemoveAll(filepath.Join(plan.Out, "runs"))
 	}
-	for i, e := range plan.Entries {
-		live := &scenarios.Progress{}
-		progress.Started(reports.Redact(strings.ReplaceAll(e.Backend, DirPlaceholder, ".")), e.Scenario.Name, live)
-		n := i + 1
-		if e.Index > 0 {
-			n = e.Index // the run's folder is named as in the whole plan
+	x := &execution{plan: plan, progress: progress, runs: make([]reports.Run, len(plan.Entries)), done: map[string][]reports.Run{}}
+	if plan.Parallel <= 1 {
+		for i := range plan.Entries {
+			x.run(ctx, i)
 		}
-		r := runOne(ctx, plan, n, e, sum.Runs, live)
-		if plan.Shard != nil {
-			r.Index = n
-		}
-		sum.Runs = append(sum.Runs, r)
-		progress.Finished(r)
+	} else {
+		x.parallel(ctx)
 	}
+	sum.Runs = x.runs
 	return sum
+}
+
+// execution is one Execute: the runs so far, in plan order and by lane.
+type execution struct {
+	plan     Plan
+	progress Progress
+
+	mu   sync.Mutex // runs, done and the calls to progress
+	runs []reports.Run
+	done map[string][]reports.Run // by lane, in plan order
+}
+
+// lane is the key of the runs that must go one after another.
+func lane(e Entry) string {
+	if e.Subject != "" {
+		return "subject " + e.Subject
+	}
+	return "backend " + e.Backend
+}
+
+// parallel runs the untimed lanes on plan.Parallel workers, then the
+// timed runs one by one in plan order.
+func (x *execution) parallel(ctx context.Context) {
+	var order []string
+	lanes := map[string][]int{}
+	var timed []int
+	for i, e := range x.plan.Entries {
+		if e.Scenario.Timed {
+			timed = append(timed, i)
+			continue
+		}
+		k := lane(e)
+		if _, ok := lanes[k]; !ok {
+			order = append(order, k)
+		}
+		lanes[k] = append(lanes[k], i)
+	}
+	work := make(chan []int)
+	var wg sync.WaitGroup
+	for range min(x.plan.Parallel, len(order)) {
+		wg.Go(func() {
+			for l := range work {
+				for _, i := range l {
+					x.run(ctx, i)
+				}
+			}
+		})
+	}
+	for _, k := range order {
+		work <- lanes[k]
+	}
+	close(work)
+	wg.Wait()
+	for _, i := range timed {
+		x.run(ctx, i)
+	}
+}
+
+// run executes entry i and files its result.
+func (x *execution) run(ctx context.Context, i int) {
+	e := x.plan.Entries[i]
+	live := &scenarios.Progress{}
+	x.mu.Lock()
+	x.progress.Started(reports.Redact(strings.ReplaceAll(e.Backend, DirPlaceholder, ".")), e.Scenario.Name, live)
+	done := append([]reports.Run(nil), x.done[lane(e)]...)
+	x.mu.Unlock()
+	n := i + 1
+	if e.Index > 0 {
+		n = e.Index // the run's folder is named as in the whole plan
+	}
+	r := runOne(ctx, x.plan, n, e, done, live)
+	if x.plan.Shard != nil {
+		r.Index = n
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.runs[i] = r
+	x.done[lane(e)] = append(x.done[lane(e)], r)
+	x.progress.Finished(r)
 }
 
 func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, live *scenarios.Progress) reports.Run {

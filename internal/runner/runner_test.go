@@ -124,3 +124,67 @@ func TestSkipAndBudget(t *testing.T) {
 		t.Errorf("skipped: %s %s", runs[2].Verdict, runs[2].Reason)
 	}
 }
+
+// TestParallel: runs of different lanes overlap up to Parallel; runs of
+// one lane never do and keep their order; a timed run never overlaps any
+// other; the summary lists every run in plan order.
+func TestParallel(t *testing.T) {
+	var (
+		now, peak atomic.Int64
+		timedSaw  atomic.Int64 // other runs going while a timed run went
+		laneBusy  [3]atomic.Int64
+		laneOrder [3][]string
+		mu        = make(chan struct{}, 1)
+	)
+	mk := func(name string, laneIx int, timed bool) scenarios.Scenario {
+		sc := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+			n := now.Add(1)
+			defer now.Add(-1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			if laneBusy[laneIx].Add(1) > 1 {
+				t.Errorf("two runs of lane %d at once", laneIx)
+			}
+			defer laneBusy[laneIx].Add(-1)
+			mu <- struct{}{}
+			laneOrder[laneIx] = append(laneOrder[laneIx], name)
+			<-mu
+			time.Sleep(30 * time.Millisecond)
+			if timed && now.Load() > 1 {
+				timedSaw.Add(1)
+			}
+			return scenarios.Result{Verdict: reports.Pass, Reason: name, Ops: 1}
+		})
+		sc.Name, sc.Timed = name, timed
+		return sc
+	}
+	var entries []Entry
+	for i, b := range []string{"memory:", "sqlite:{dir}/a.db", "sqlite:{dir}/b.db"} {
+		for j := range 3 {
+			entries = append(entries, Entry{Backend: b, Scenario: mk(b+string(rune('0'+j)), i, false), Seed: 1})
+		}
+		entries = append(entries, Entry{Backend: b, Scenario: mk(b+"timed", i, true), Seed: 1})
+	}
+	runs := run(t, Plan{Entries: entries, Parallel: 2})
+	if peak.Load() != 2 {
+		t.Errorf("at most %d runs at once; want 2", peak.Load())
+	}
+	if timedSaw.Load() != 0 {
+		t.Errorf("a timed run shared the machine %d times", timedSaw.Load())
+	}
+	for i, e := range entries {
+		if runs[i].Reason != e.Scenario.Name {
+			t.Fatalf("run %d is %q; want %q in plan order", i, runs[i].Reason, e.Scenario.Name)
+		}
+	}
+	for i, order := range laneOrder {
+		want := []string{entries[4*i].Scenario.Name, entries[4*i+1].Scenario.Name, entries[4*i+2].Scenario.Name, entries[4*i+3].Scenario.Name}
+		if strings.Join(order, ",") != strings.Join(want, ",") {
+			t.Errorf("lane %d ran %v; want %v", i, order, want)
+		}
+	}
+}
