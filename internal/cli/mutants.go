@@ -14,10 +14,11 @@ import (
 
 // mutantsFlags are the flags of `storecheck mutants`.
 type mutantsFlags struct {
-	budget time.Duration
-	seed   seedFlag
-	out    string
-	only   stringList
+	budget   time.Duration
+	seed     seedFlag
+	out      string
+	only     stringList
+	parallel int
 }
 
 func (f *mutantsFlags) register(fs *flag.FlagSet) {
@@ -26,6 +27,7 @@ func (f *mutantsFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.seed, "seed", "base seed; each scenario's seed is derived from it and printed (default: a fresh one)")
 	fs.StringVar(&f.out, "out", "storecheck-mutants", "output folder (DIR); mutants.json and summary.json are written there")
 	fs.Var(&f.only, "only", "catalogue entries to run, comma-separated or repeated (default: every mutant and every correct backend)")
+	fs.IntVar(&f.parallel, "parallel", defaultParallel(), "runs at once: different catalogue entries side by side, each entry's scenarios in order, power-loss alone after them; times to catch are then the loaded machine's (default: half the CPUs)")
 }
 
 // mutantsCommand runs the catalogue of broken stores and the correct
@@ -44,6 +46,9 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if f.budget <= 0 {
 		return ExitUsage, usagef("--budget must be positive, got %v", f.budget)
 	}
+	if f.parallel < 1 {
+		return ExitUsage, usagef("--parallel %d: want 1 or more runs at once", f.parallel)
+	}
 	subjects := mutantrun.Subjects()
 	if len(f.only.values) > 0 {
 		var err error
@@ -55,7 +60,7 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 		return ExitUsage, err
 	}
 	seed := f.seed.resolve()
-	r := mutantrun.Runner{Subjects: subjects, Seed: seed, Budget: f.budget, OutDir: f.out,
+	r := mutantrun.Runner{Subjects: subjects, Seed: seed, Budget: f.budget, OutDir: f.out, Parallel: f.parallel,
 		Progress: func(s mutantrun.Subject, res mutantrun.RunResult) {
 			fmt.Fprintf(e.stderr, "storecheck: %s (%s) %s, seed %d: %s (%d ops, %v)\n",
 				s.Name, s.Kind, res.Scenario, res.Seed, res.Verdict, res.Ops, res.Time.Round(time.Millisecond))

@@ -76,6 +76,8 @@ type Runner struct {
 	// TempDir is where each run's database folder is made; "" means the
 	// system's.
 	TempDir string
+	// Parallel is how many runs go at once (runner.Plan.Parallel).
+	Parallel int
 	// StopAtCatch skips a mutant's later scenarios once one has caught it
 	// (they are recorded NOT RUN); correct backends always run them all.
 	StopAtCatch bool
@@ -127,7 +129,7 @@ func (r Runner) Run(ctx context.Context) (*Table, *reports.Summary, error) {
 	}
 	meters := &meters{byRun: map[int]*meter{}}
 	plan := runner.Plan{
-		Entries: entries, Out: r.OutDir, Budget: r.Budget, TempDir: r.TempDir, Reproduce: r.Reproduce,
+		Entries: entries, Out: r.OutDir, Budget: r.Budget, TempDir: r.TempDir, Reproduce: r.Reproduce, Parallel: r.Parallel,
 		Params: scenarios.Params{Checks: r.Sizing.Checks, Steps: r.Sizing.Steps, ShrinkRuns: r.Sizing.ShrinkRuns, ShrinkTime: r.Sizing.ShrinkTime,
 			Clients: r.Sizing.Clients, Executions: r.Sizing.Executions, Ops: r.Sizing.Ops, Duration: r.Sizing.Duration},
 		Instrument: meters.wrap,
