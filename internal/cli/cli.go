@@ -10,6 +10,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/storecheck/storecheck/worker"
 )
 
@@ -57,6 +59,13 @@ func commands() []command {
 }
 
 // Main runs one storecheck command line and returns the exit code.
+//
+// The subcommands are dispatched by cobra (github.com/spf13/cobra, as
+// etcdctl, kubectl and gh are), which also writes the shell completion
+// scripts (storecheck completion bash|zsh|fish|powershell) and answers
+// them; each subcommand parses its own flags with the standard library's
+// flag package, so that its -h, its errors and its exit codes stay its
+// own.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr}
 	if len(args) == 2 && args[0] == "help" {
@@ -70,22 +79,68 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return ExitOK
 	}
-	for _, c := range commands() {
-		if c.name != args[0] {
-			continue
-		}
-		code, err := c.run(ctx, e, args[1:])
-		if err != nil {
-			fmt.Fprintf(stderr, "storecheck %s: %s\n", c.name, oneLine(err))
-			var u usageError
-			if errors.As(err, &u) || code == ExitOK {
-				return ExitUsage
-			}
-		}
-		return code
+	root, code := rootCommand(e)
+	if !dispatches(root, args[0]) {
+		fmt.Fprintf(stderr, "storecheck: unknown command %q (run 'storecheck help' for the list)\n", args[0])
+		return ExitUsage
 	}
-	fmt.Fprintf(stderr, "storecheck: unknown command %q (run 'storecheck help' for the list)\n", args[0])
-	return ExitUsage
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	if err := root.ExecuteContext(ctx); err != nil {
+		fmt.Fprintf(stderr, "storecheck %s: %s\n", args[0], oneLine(err))
+		return ExitUsage
+	}
+	return *code
+}
+
+// rootCommand is the cobra command tree: every subcommand of commands(),
+// and cobra's completion command. The exit code of the subcommand that
+// ran is left in *code.
+func rootCommand(e *env) (*cobra.Command, *int) {
+	code := new(int)
+	root := &cobra.Command{Use: "storecheck", SilenceUsage: true, SilenceErrors: true}
+	for _, c := range commands() {
+		root.AddCommand(&cobra.Command{
+			Use: c.name, Short: c.summary, Hidden: c.summary == "",
+			// The subcommand parses its own flags (and -h).
+			DisableFlagParsing: true,
+			RunE: func(cmd *cobra.Command, args []string) error {
+				*code = invoke(cmd.Context(), e, c, args)
+				return nil
+			},
+			ValidArgsFunction: completeArgs(c),
+		})
+	}
+	return root, code
+}
+
+// dispatches says whether root has a command named name (cobra's own
+// completion commands included).
+func dispatches(root *cobra.Command, name string) bool {
+	if name == cobra.ShellCompRequestCmd || name == cobra.ShellCompNoDescRequestCmd || name == "completion" {
+		return true
+	}
+	for _, c := range root.Commands() {
+		if c.Name() == name {
+			return true
+		}
+	}
+	return false
+}
+
+// invoke runs c and turns its error into one line on stderr and its
+// exit code.
+func invoke(ctx context.Context, e *env, c command, args []string) int {
+	code, err := c.run(ctx, e, args)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "storecheck %s: %s\n", c.name, oneLine(err))
+		var u usageError
+		if errors.As(err, &u) || code == ExitOK {
+			return ExitUsage
+		}
+	}
+	return code
 }
 
 func printUsage(w io.Writer) {
@@ -97,6 +152,7 @@ func printUsage(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintf(w, "  %-10s %s\n", "completion", "print the shell completion script: storecheck completion bash|zsh|fish|powershell")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'storecheck COMMAND -h' for a command's flags.")
 }
