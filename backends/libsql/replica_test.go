@@ -90,10 +90,13 @@ func TestOpenRefusesReplicaMode(t *testing.T) {
 // replicas: a client that loaded a stale version from its replica gets a
 // StoreConflict whose Found is the primary's version. It needs sqld (a
 // binary or the image) and is NOT RUN without one.
-func TestEmbeddedReplicaOnSqld(t *testing.T) {
+// clusterOnSqld starts a real sqld primary for the test and opens a
+// replica cluster on it, syncing only when told to; NOT RUN without sqld.
+// The test closes the cluster itself or leaves it to the cleanup.
+func clusterOnSqld(t *testing.T) *ReplicaCluster {
+	t.Helper()
 	ctx := context.Background()
-	dir := t.TempDir()
-	target, err := ParseReplicaURL(filepath.Join(dir, "r.db"))
+	target, err := ParseReplicaURL(filepath.Join(t.TempDir(), "r.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +117,12 @@ func TestEmbeddedReplicaOnSqld(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func TestEmbeddedReplicaOnSqld(t *testing.T) {
+	ctx := context.Background()
+	c := clusterOnSqld(t)
 	r0, err := c.NewReplica(ctx, "r0", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -178,26 +187,7 @@ func TestOpenReplicaOverAPlainFile(t *testing.T) {
 // cluster must still close.
 func TestFrozenPrimaryDoesNotHoldTheCaller(t *testing.T) {
 	ctx := context.Background()
-	target, err := ParseReplicaURL(filepath.Join(t.TempDir(), "r.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	server, err := StartPrimary(ctx, target, "")
-	if errors.Is(err, sqld.ErrUnavailable) {
-		t.Skipf("NOT RUN: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := server.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	c, err := OpenReplicaCluster(ctx, target, model.DefaultConfig(), ClusterOptions{Server: server, Interval: time.Hour / 2, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clusterOnSqld(t)
 	r0, err := c.NewReplica(ctx, "r0", 0)
 	if err != nil {
 		t.Fatal(err)
