@@ -37,7 +37,7 @@ func (m *matrix) register(fs *flag.FlagSet, scenarioFlag string) {
 	m.out.register(fs)
 	m.servers.register(fs)
 	fs.Var(&m.shard, "shard", "K/N: run only shard K of N of the plan (runs K, K+N, K+2N, … of the whole plan, with their seeds and folder numbers), for a CI matrix; 'storecheck merge' combines the N summaries")
-	fs.IntVar(&m.parallel, "parallel", defaultParallel(), "runs at once: runs of different backends side by side, each backend's in order, and the timed scenarios (faults, lag, crashes, stalls) alone after them; the report is the same (default: half the CPUs)")
+	fs.IntVar(&m.parallel, "parallel", defaultParallel(), "runs at once: runs of different backends side by side, each backend's in order, and the timed scenarios (faults, lag, crashes, stalls) alone after them; the report is the same; the default is half the CPUs")
 }
 
 // defaultParallel is half the CPUs: a property or concurrent run keeps
