@@ -51,6 +51,17 @@ func TestShardAndMerge(t *testing.T) {
 		}
 		return b.String()
 	}
+	// --parallel 2, with progress shown (plain: stderr is no terminal), gives
+	// the same table as one run at a time.
+	par := filepath.Join(dir, "par")
+	args := []string{"qualify", "--backends", "memory:,sqlite:" + db, "--scenarios", "conformance,concurrent,crash-recovery",
+		"--checks", "20", "--ops", "300", "--seed", "5", "--out", par, "--parallel", "2"}
+	if code, stdout, stderr := run(t, args...); code != ExitOK || !strings.Contains(stderr, "started") {
+		t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+	}
+	if w, p := table(whole), table(par); w != p {
+		t.Errorf("--parallel 2 table differs:\nwhole:\n%s\nparallel:\n%s", w, p)
+	}
 	if w, m := table(whole), table(merged); w != m || w == "" {
 		t.Errorf("merged table differs from the unsharded one:\nwhole:\n%s\nmerged:\n%s", w, m)
 	}

@@ -46,11 +46,19 @@ type progress struct {
 	mode progressMode
 
 	mu      sync.Mutex
-	stop    chan struct{}
-	stopped chan struct{}
+	running map[string]ticker // by runKey: under --parallel, several at once
 }
 
-func newProgress(w io.Writer, mode progressMode) *progress { return &progress{w: w, mode: mode} }
+// ticker is the goroutine that shows one running run.
+type ticker struct{ stop, stopped chan struct{} }
+
+func newProgress(w io.Writer, mode progressMode) *progress {
+	return &progress{w: w, mode: mode, running: map[string]ticker{}}
+}
+
+// runKey names a running run: runs of one backend never overlap (see
+// runner.Execute), so backend and scenario are enough.
+func runKey(backend, scenario string) string { return scenario + " on " + backend }
 
 func (p *progress) Started(backend, scenario string, live *scenarios.Progress) {
 	if p.mode == progressQuiet {
@@ -61,8 +69,9 @@ func (p *progress) Started(backend, scenario string, live *scenarios.Progress) {
 	if p.mode == progressPlain {
 		fmt.Fprintf(p.w, "storecheck: %s on %s: started\n", scenario, backend)
 	}
-	p.stop, p.stopped = make(chan struct{}), make(chan struct{})
-	go p.tick(backend, scenario, live, time.Now(), p.stop, p.stopped)
+	tk := ticker{make(chan struct{}), make(chan struct{})}
+	p.running[runKey(backend, scenario)] = tk
+	go p.tick(backend, scenario, live, time.Now(), tk.stop, tk.stopped)
 }
 
 // tick redraws (live) or prints (plain) the state of the running run until
@@ -99,8 +108,14 @@ func (p *progress) Finished(r reports.Run) {
 	if p.mode == progressQuiet {
 		return
 	}
-	close(p.stop)
-	<-p.stopped
+	p.mu.Lock()
+	tk, ok := p.running[runKey(r.Backend, r.Scenario)]
+	delete(p.running, runKey(r.Backend, r.Scenario))
+	p.mu.Unlock()
+	if ok {
+		close(tk.stop)
+		<-tk.stopped
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.mode == progressLive {
