@@ -112,7 +112,18 @@ func (m *machine) save(t *rapid.T)   { m.write(t, false) }
 func (m *machine) write(t *rapid.T, withBatch bool) {
 	id := rapid.SampledFrom(executionIDs).Draw(t, "id")
 	version, kind := m.drawVersion(t, id)
-	exe := drawExecution(t, id, version)
+	var exe *model.Execution
+	if stored := m.stored(t, id); stored != nil && rapid.IntRange(0, 7).Draw(t, "restale") == 0 {
+		// A stale re-commit of exactly the stored state: it must lose and
+		// write nothing (property 3). A guard that tells the winner by its
+		// bytes (the rqlite seed's data = ours) cannot tell this loser from
+		// it; a uniform draw of states almost never produces one.
+		exe = stored.Clone()
+		exe.Version--
+		version, kind = exe.Version, "stale, the stored state"
+	} else {
+		exe = drawExecution(t, id, version)
+	}
 	var batch model.Batch
 	if withBatch {
 		batch = drawBatch(t, executionIDs)
@@ -142,8 +153,33 @@ func (m *machine) write(t *rapid.T, withBatch bool) {
 	}
 }
 
+// stored is the reference's execution id, nil when there is none.
+func (m *machine) stored(t *rapid.T, id string) *model.Execution {
+	exe, err := m.ref.Load(m.ctx, id)
+	if err != nil {
+		t.Fatalf("reference load: %v", err)
+	}
+	return exe
+}
+
 func (m *machine) drawReadID(t *rapid.T) string {
 	return rapid.SampledFrom(append([]string{missingID}, executionIDs...)).Draw(t, "id")
+}
+
+// drawTraceWriteID aims half of the trace appends at the execution with
+// the most trace steps so far, so that one ring outgrows a small cap and
+// is trimmed within a short sequence.
+func (m *machine) drawTraceWriteID(t *rapid.T) string {
+	longest, most := "", 0
+	for _, id := range executionIDs {
+		if tr, err := m.ref.ReadTrace(m.ctx, id); err == nil && len(tr) > most {
+			longest, most = id, len(tr)
+		}
+	}
+	if longest != "" && rapid.Bool().Draw(t, "append_to_longest_trace") {
+		return longest
+	}
+	return m.drawReadID(t)
 }
 
 // drawTraceReadID aims half of the trace reads at an execution whose ring
@@ -222,13 +258,20 @@ func (m *machine) isProcessed(t *rapid.T) {
 // side's own opaque cursor.
 func (m *machine) list(t *rapid.T) {
 	var f model.ListFilter
-	if rapid.Bool().Draw(t, "filter_definition?") {
-		def := rapid.SampledFrom([]string{"def-a", "def-b", "2024-06-01T00:00:00Z", "def-none"}).Draw(t, "definition_id")
-		f.DefinitionID = &def
+	// Half the listings take every execution, a page or two at a time, so
+	// that there are page boundaries to cross (a filtered listing often
+	// matches fewer rows than its limit); the others draw their filters.
+	if rapid.Bool().Draw(t, "list_everything") {
+		f.Limit = rapid.IntRange(1, 2).Draw(t, "limit")
+	} else {
+		if rapid.Bool().Draw(t, "filter_definition?") {
+			def := rapid.SampledFrom([]string{"def-a", "def-b", "2024-06-01T00:00:00Z", "def-none"}).Draw(t, "definition_id")
+			f.DefinitionID = &def
+		}
+		f.Statuses = rapid.SliceOfNDistinct(rapid.SampledFrom(statuses), 0, 2, rapid.ID[string]).Draw(t, "statuses")
+		f.RootsOnly = rapid.Bool().Draw(t, "roots_only")
+		f.Limit = rapid.IntRange(1, 3).Draw(t, "limit")
 	}
-	f.Statuses = rapid.SliceOfNDistinct(rapid.SampledFrom(statuses), 0, 2, rapid.ID[string]).Draw(t, "statuses")
-	f.RootsOnly = rapid.Bool().Draw(t, "roots_only")
-	f.Limit = rapid.IntRange(1, 3).Draw(t, "limit")
 	m.step(t, "list definition=%v statuses=%v roots_only=%v limit=%d", deref(f.DefinitionID), f.Statuses, f.RootsOnly, f.Limit)
 	wantF, gotF := f, f
 	for page := 0; page <= len(executionIDs)+1; page++ {
@@ -374,7 +417,7 @@ func (m *machine) deleteTimer(t *rapid.T) {
 }
 
 func (m *machine) appendTrace(t *rapid.T) {
-	id := m.drawReadID(t)
+	id := m.drawTraceWriteID(t)
 	entry := drawObject(t, "entry")
 	m.step(t, "append_trace %q %s", id, entry)
 	if err := m.ref.AppendTrace(m.ctx, id, entry); err != nil {

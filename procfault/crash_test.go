@@ -76,8 +76,9 @@ func TestCrashRecoveryCatchesSplitCommit(t *testing.T) {
 	t.Logf("caught after %d cycles: %v", res.Cycles, res.Err)
 }
 
-// The correct twin of the mutants, run through the same mutant: URL path,
-// passes: what catches split-commit is its bug, not the path.
+// A mutant whose one bug no crash shows (guarded-upsert: a stale commit of
+// the stored bytes), run through the same mutant: URL path, passes: what
+// catches split-commit is its bug, not the path.
 func TestCrashRecoveryPassesGuardedUpsert(t *testing.T) {
 	if res := crash(t, "mutant:guarded-upsert?path=", 2, 6); res.Err != nil {
 		t.Fatal(res.Err)

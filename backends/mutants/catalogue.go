@@ -116,10 +116,9 @@ func Catalogue() []Mutant {
 			OnFile:      true,
 		},
 		{
-			Name:    "guarded-upsert",
-			Breaks:  "nothing: the rqlite seed's statement list (a guarded upsert, every side-write guarded on data = ours) run as one SQLite transaction, the correct twin of version-guard.",
-			Correct: true,
-			wrap:    guardedWith(guarded.OnData),
+			Name:   "guarded-upsert",
+			Breaks: "property 3 for a loser that brings the stored state: the rqlite seed's statement list (a guarded upsert, every side-write guarded on data = ours) run as one SQLite transaction cannot tell a stale commit of exactly the stored bytes from the winner, so that loser's outbox, dedupe, spawn and trace writes land although its compare-and-swap lost (the seed calls it benign double delivery; model/reference.go's Decision does not).",
+			wrap:   guardedWith(guarded.OnData),
 		},
 	}
 }

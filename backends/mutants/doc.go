@@ -8,10 +8,11 @@
 //
 // A mutant is opened by URL, mutant:NAME, on a fresh SQLite file in a
 // temporary folder the store owns and removes on Close; mutant:NAME?path=FILE
-// uses FILE instead (and leaves it). One entry, guarded-upsert, is not a
-// mutant but the correct twin of version-guard: the rqlite seed's guarded
-// statement list run in one SQLite transaction. It must pass everything, and
-// proves that what catches version-guard is its guard, not the protocol.
+// uses FILE instead (and leaves it). guarded-upsert is the rqlite seed's
+// guarded statement list run in one SQLite transaction: it passes what
+// catches version-guard (so that is the guard, not the protocol), and breaks
+// only property 3 for a stale commit of exactly the stored bytes, which the
+// seed calls benign and the project's Decision does not.
 //
 // Every store here implements model.Dumper, model.Resetter and
 // model.TraceMaxSetter like the store it derives from, so the conformance

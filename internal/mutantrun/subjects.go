@@ -33,7 +33,7 @@ type Subject struct {
 }
 
 // Subjects returns every mutant of the catalogue and every correct backend:
-// the reference model, the SQLite and libSQL files, and guarded-upsert.
+// the reference model, and the SQLite and libSQL files.
 func Subjects() []Subject {
 	var out []Subject
 	for _, m := range mutants.Catalogue() {
