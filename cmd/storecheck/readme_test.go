@@ -28,7 +28,19 @@ func TestREADMECommands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	// The commands' folder is kept when one of them fails: its run folders
+	// are the evidence (a FAIL against a real server is triaged from them).
+	dir, err := os.MkdirTemp("", "storecheck-readme-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the commands' folder, with every run folder, is kept: %s", dir)
+			return
+		}
+		os.RemoveAll(dir)
+	})
 	build := exec.Command("go", "build", "-o", filepath.Join(dir, "bin", "storecheck"), ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
