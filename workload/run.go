@@ -137,33 +137,34 @@ func writeArtifacts(ctx context.Context, dir string, h linearizability.History, 
 	return written, nil
 }
 
-// observe starts cfg.Observe, if set, beside the traffic, and returns the
-// function that ends its context and waits for it.
+// observe starts cfg.Observe, if set, beside the traffic (alongside).
 func observe(ctx context.Context, cfg Config, rec *linearizability.Recorder) func() error {
 	if cfg.Observe == nil {
-		return func() error { return nil }
+		return alongside(ctx, nil)
 	}
-	octx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
 	newClient := func(store model.Store, name string) *linearizability.Client {
 		return rec.NewClient(linearizability.ClientOptions{Store: store, Replica: name})
 	}
-	go func() { done <- cfg.Observe(octx, cfg.executionIDs(), newClient) }()
-	return func() error {
-		cancel()
-		return <-done
-	}
+	return alongside(ctx, func(ctx context.Context) error { return cfg.Observe(ctx, cfg.executionIDs(), newClient) })
 }
 
-// during starts cfg.During, if set, beside the traffic, and returns the
-// function that ends its context and waits for it.
+// during starts cfg.During, if set, beside the traffic (alongside).
 func during(ctx context.Context, cfg Config, rec *linearizability.Recorder) func() error {
 	if cfg.During == nil {
+		return alongside(ctx, nil)
+	}
+	return alongside(ctx, func(ctx context.Context) error { return cfg.During(ctx, rec.Now) })
+}
+
+// alongside starts fn, if not nil, on a context of its own, and returns
+// the function that ends that context and waits for fn's error.
+func alongside(ctx context.Context, fn func(context.Context) error) func() error {
+	if fn == nil {
 		return func() error { return nil }
 	}
-	dctx, cancel := context.WithCancel(ctx)
+	fctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- cfg.During(dctx, rec.Now) }()
+	go func() { done <- fn(fctx) }()
 	return func() error {
 		cancel()
 		return <-done
