@@ -300,25 +300,8 @@ func TestLeaderStall(t *testing.T) {
 // rarely hits), and a correct cluster keeps every acknowledged write
 // through it.
 func TestKillAfterAck(t *testing.T) {
-	bin := needRqlited(t)
 	var o opened
-	dir := t.TempDir()
-	sc, err := Lookup("kill-after-ack")
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := o.target(t, "rqlite+process:?nodes=3&rqlited="+bin)
-	res := runWatched(t, 5*time.Minute, func(ctx context.Context) Result {
-		return sc.Run(ctx, target, Params{Seed: 1, OutDir: dir, Clients: 6, Executions: 2, Duration: 16 * time.Second})
-	})
-	t.Logf("%s %s %s", res.Verdict, res.Guarantee, res.Reason)
-	if res.Verdict != reports.Pass {
-		t.Fatalf("verdict %s (%s), want PASS", res.Verdict, res.Reason)
-	}
-	faults, err := evidence.ReadFaults(filepath.Join(dir, evidence.FaultsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, _, faults := passFaultScenario(t, &o, "kill-after-ack", "", 16*time.Second)
 	if len(faults) < 2 {
 		t.Fatalf("%d faults in 16 s, want at least 2: %+v", len(faults), faults)
 	}
@@ -341,26 +324,8 @@ func TestKillAfterAck(t *testing.T) {
 // nodes were read on their own all along, and those reads are in the
 // history.
 func TestKillDuringInstall(t *testing.T) {
-	bin := needRqlited(t)
 	var o opened
-	dir := t.TempDir()
-	sc, err := Lookup("kill-during-install")
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := o.target(t, "rqlite+process:?nodes=3&flags=-raft-snap=50,-raft-snap-int=1s&rqlited="+bin)
-	res := runWatched(t, 5*time.Minute, func(ctx context.Context) Result {
-		return sc.Run(ctx, target, Params{Seed: 1, OutDir: dir, Clients: 6, Executions: 2, Duration: 30 * time.Second})
-	})
-	t.Logf("%s %s %s %v", res.Verdict, res.Guarantee, res.Reason, res.Metrics)
-	if faults, err := evidence.ReadFaults(filepath.Join(dir, evidence.FaultsFile)); err == nil {
-		for _, f := range faults {
-			t.Logf("fault at %.1f s: %s %s", float64(f.StartNS)/1e9, f.Detail, f.Error)
-		}
-	}
-	if res.Verdict != reports.Pass {
-		t.Fatalf("verdict %s (%s), want PASS", res.Verdict, res.Reason)
-	}
+	res, dir, _ := passFaultScenario(t, &o, "kill-during-install", "&flags=-raft-snap=50,-raft-snap-int=1s", 30*time.Second)
 	if res.Metrics["install_kills"] < 1 {
 		t.Errorf("no install was interrupted: %v", res.Metrics)
 	}
@@ -382,4 +347,34 @@ func TestKillDuringInstall(t *testing.T) {
 		t.Errorf("node reads in the history from %v; want all three nodes", nodes)
 	}
 	o.assertCleanedUp(t)
+}
+
+// passFaultScenario runs fault scenario name on a 3-node process cluster
+// (the URL's query extended by query) for d, seed 1, logs its fault
+// timeline, and fails the test unless it PASSes. It returns the result, the
+// run folder and the faults.
+func passFaultScenario(t *testing.T, o *opened, name, query string, d time.Duration) (Result, string, []evidence.Fault) {
+	t.Helper()
+	bin := needRqlited(t)
+	dir := t.TempDir()
+	sc, err := Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := o.target(t, "rqlite+process:?nodes=3"+query+"&rqlited="+bin)
+	res := runWatched(t, 5*time.Minute, func(ctx context.Context) Result {
+		return sc.Run(ctx, target, Params{Seed: 1, OutDir: dir, Clients: 6, Executions: 2, Duration: d})
+	})
+	t.Logf("%s %s %s %v", res.Verdict, res.Guarantee, res.Reason, res.Metrics)
+	faults, err := evidence.ReadFaults(filepath.Join(dir, evidence.FaultsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range faults {
+		t.Logf("fault at %.1f s: %s %s", float64(f.StartNS)/1e9, f.Detail, f.Error)
+	}
+	if res.Verdict != reports.Pass {
+		t.Fatalf("verdict %s (%s), want PASS", res.Verdict, res.Reason)
+	}
+	return res, dir, faults
 }
