@@ -78,14 +78,10 @@ func (m *machine) step(t *rapid.T, format string, a ...any) {
 
 // currentVersion is the reference's version of id (0 when absent).
 func (m *machine) currentVersion(t *rapid.T, id string) int64 {
-	exe, err := m.ref.Load(m.ctx, id)
-	if err != nil {
-		t.Fatalf("reference load: %v", err)
+	if exe := m.stored(t, id); exe != nil {
+		return exe.Version
 	}
-	if exe == nil {
-		return 0
-	}
-	return exe.Version
+	return 0
 }
 
 // drawVersion is mostly the current version, sometimes a stale or future one.

@@ -89,8 +89,11 @@ func (l *lives) of(id string) int {
 	return l.n[id]
 }
 
+// nodePrefix starts the history's name of a node reader.
+const nodePrefix = "node "
+
 // nodeName is the history's name of node id in its life k.
-func nodeName(id string, k int) string { return fmt.Sprintf("node %s#%d", id, k) }
+func nodeName(id string, k int) string { return fmt.Sprintf("%s%s#%d", nodePrefix, id, k) }
 
 // observeNodes reads every node of cs on its own, every nodeReadEvery, for
 // an execution drawn from the seed, until ctx ends.
@@ -162,7 +165,7 @@ func countNodeReads(h linearizability.History) nodeReadCounts {
 	thisLife := map[key]int64{} // highest in the life being read
 	life := map[string]string{} // node → the life last seen
 	for _, op := range h.Ops {
-		name, ok := strings.CutPrefix(op.Replica, "node ")
+		name, ok := strings.CutPrefix(op.Replica, nodePrefix)
 		if !ok || op.Kind != linearizability.KindLoad {
 			continue
 		}
@@ -191,7 +194,7 @@ func countNodeReads(h linearizability.History) nodeReadCounts {
 		if f, ok := floor[k]; ok && v < f {
 			c.Regressions++
 			if c.FirstRegression == "" {
-				c.FirstRegression = fmt.Sprintf("node %s showed %s at version %d at %.2f s, less than the %d it showed before it went down",
+				c.FirstRegression = fmt.Sprintf(nodePrefix+"%s showed %s at version %d at %.2f s, less than the %d it showed before it went down",
 					name, op.Execution, v, float64(op.Call)/1e9, f)
 			}
 		}

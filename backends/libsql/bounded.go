@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/storecheck/storecheck/model"
@@ -31,10 +30,9 @@ const callGrace = 3 * time.Second
 
 // guard bounds one link's go-libsql calls.
 type guard struct {
-	name      string // "replica r0", "primary": for errors
-	drop      func() // drops the link's connections; nil when it has none
-	inflight  sync.WaitGroup
-	abandoned atomic.Int64
+	name     string // "replica r0", "primary": for errors
+	drop     func() // drops the link's connections; nil when it has none
+	inflight sync.WaitGroup
 }
 
 // guarded runs fn, bounded by ctx as described above.
@@ -66,7 +64,6 @@ func guarded[T any](ctx context.Context, g *guard, what string, fn func() (T, er
 		return zero, fmt.Errorf("%s: %s outlived its deadline (%w); its connections to the primary were dropped (then: %v)",
 			g.name, what, context.Cause(ctx), r.err)
 	case <-grace.C:
-		g.abandoned.Add(1)
 		return zero, fmt.Errorf("%s: %s outlived its deadline (%w) and did not return %s after its connections were dropped: abandoned (go-libsql's calls cannot be cancelled)",
 			g.name, what, context.Cause(ctx), callGrace)
 	}
