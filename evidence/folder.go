@@ -34,6 +34,10 @@ const (
 	// how many acknowledged commits the recovery after it lost, and the
 	// sync calls the store made, per kind and per file (JSON).
 	CutsFile = "cuts.json"
+	// DisksDir holds, for a failed power-loss run, the disk image (the
+	// database's folder as the power cut left it) after each of its last
+	// two cuts: disks/cut-N/.
+	DisksDir = "disks"
 	// SweepJSONFile and SweepMDFile are a replica-lag sweep's figures
 	// (package replicalag writes them; their content is its own).
 	SweepJSONFile = "sweep.json"

@@ -26,6 +26,8 @@ type ledger struct {
 	// total counts the acknowledged commits of the run, those a power cut
 	// lost (and acked no longer lists) included.
 	total int
+	// branches are what power cuts lost on top of ref (branches.go).
+	branches branches[*wireCommit]
 }
 
 func newLedger() *ledger {

@@ -3,6 +3,7 @@ package procfault
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/storecheck/storecheck/model"
@@ -21,7 +22,9 @@ const (
 	// them, never one without an earlier one, never part of one, never a
 	// damaged file (NORMAL syncs the WAL only at checkpoints, and WAL
 	// frames are checksummed in a chain, so recovery stops at the first
-	// frame that did not reach the disk).
+	// frame that did not reach the disk); or, in their place, a prefix of
+	// commits an earlier cut lost on the same confirmed tables
+	// (branches.go).
 	keepPrefix
 	// keepNothing: nothing is promised (OFF never syncs): what was lost or
 	// damaged is reported, and no guarantee is judged.
@@ -48,7 +51,7 @@ func (r lossRule) String() string {
 	case keepAll:
 		return "every acknowledged commit survives"
 	case keepPrefix:
-		return "only a suffix of the last acknowledged commits may be lost, each whole, the file sound"
+		return "only a suffix of the last acknowledged commits may be lost, each whole, the file sound; commits an earlier cut lost may come back, whole and in order (reported)"
 	default:
 		return "nothing is promised; losses and damage are reported"
 	}
@@ -65,6 +68,10 @@ type afterCut struct {
 	// damaged or is no state the acknowledged commits leave: what it
 	// says; the run starts again from an empty file.
 	Unexplained string
+	// CameBack counts the acknowledged writes an earlier cut (LostAt) lost
+	// that this recovery holds again, in place of those since the last
+	// recovery (branches.go).
+	CameBack, LostAt int
 }
 
 // verifyCut checks the tables a worker recovered after a power cut under
@@ -73,12 +80,16 @@ type afterCut struct {
 // rows are all there; the tables must then be exactly the reference with
 // that prefix (and the commit in flight when nothing was lost), which
 // rules out a later commit without an earlier one and a part of a commit.
-// The lost commits leave the ledger: no later recovery is asked for them.
+// Failing that, they may be the reference with a prefix of a branch an
+// earlier cut lost on the same confirmed tables (branches.go): that is
+// allowed, and reported as commits that came back. The lost commits leave
+// the ledger: no later recovery is asked for them.
 func (l *ledger) verifyCut(ctx context.Context, rule lossRule, integrity string, got *model.Dump) (afterCut, error) {
 	if rule == keepAll {
 		applied, err := l.verify(ctx, integrity, got)
 		return afterCut{Applied: applied}, err
 	}
+	cut := l.branches.next()
 	since := len(l.pending) // acknowledged since the last recovery
 	if integrity != "ok" {
 		if rule == keepNothing {
@@ -87,6 +98,7 @@ func (l *ledger) verifyCut(ctx context.Context, rule lossRule, integrity string,
 		return afterCut{}, broke(ErrIntegrity, "PRAGMA integrity_check after the power cut: %s", integrity)
 	}
 	got.Sort()
+	base, acked, pending, inflight := l.ref, slices.Clone(l.acked), l.pending, l.inflight
 	t := indexTables(got)
 	kept := 0
 	for kept < len(l.pending) && t.durable(l.pending[kept]) == nil {
@@ -99,6 +111,15 @@ func (l *ledger) verifyCut(ctx context.Context, rule lossRule, integrity string,
 		l.inflight, l.stage = nil, "" // it came after the lost ones
 	}
 	applied, err := l.verify(ctx, integrity, got)
+	if err != nil {
+		found, ok, berr := l.fromBranch(ctx, got, base, acked[:len(acked)-len(pending)], since)
+		switch {
+		case berr != nil:
+			return afterCut{}, berr
+		case ok:
+			return found, nil
+		}
+	}
 	switch {
 	case err != nil && rule == keepNothing:
 		return l.unexplained(err.Error(), since), nil
@@ -107,13 +128,47 @@ func (l *ledger) verifyCut(ctx context.Context, rule lossRule, integrity string,
 	case err != nil:
 		return afterCut{}, err
 	}
+	var flight []*wireCommit
+	if inflight != nil {
+		flight = []*wireCommit{inflight}
+	}
+	l.branches.after(cut, pending, flight, kept, applied)
 	return afterCut{Applied: applied, Lost: len(lost)}, nil
+}
+
+// fromBranch looks for got among the tables a prefix of a lost branch
+// leaves on the confirmed ones (base, after the commits confirmed); on a
+// match the ledger moves onto them and every commit since the last
+// recovery (since of them) is lost.
+func (l *ledger) fromBranch(ctx context.Context, got *model.Dump, base *model.Reference, confirmed []*wireCommit, since int) (afterCut, bool, error) {
+	for i, br := range l.branches.lost {
+		ref := base.Clone()
+		for n, c := range br.ops {
+			if err := ref.Commit(ctx, c.Exe.Clone(), c.batch()); err != nil {
+				break // the reference refuses it: no longer prefix can match
+			}
+			want, err := ref.Dump(ctx)
+			if err != nil {
+				return afterCut{}, false, fmt.Errorf("reference dump: %w", err)
+			}
+			if len(model.Diff(want, got, model.DiffOptions{Limit: 1})) > 0 {
+				continue
+			}
+			back := min(n+1, br.acked)
+			l.ref, l.pending, l.inflight, l.stage = ref, nil, nil, ""
+			l.acked = append(confirmed, br.ops[:back]...)
+			l.branches.cameBack(i, n+1)
+			return afterCut{Lost: since, CameBack: back, LostAt: br.cut}, true, nil
+		}
+	}
+	return afterCut{}, false, nil
 }
 
 // unexplained starts the ledger again from empty tables, for a store that
 // kept nothing it promised (lost counts the commits acknowledged since the
 // last recovery); the caller empties the file.
 func (l *ledger) unexplained(why string, lost int) afterCut {
-	*l = ledger{ref: model.NewReference(model.DefaultConfig()), notes: l.notes, total: l.total}
+	*l = ledger{ref: model.NewReference(model.DefaultConfig()), notes: l.notes, total: l.total, branches: l.branches}
+	l.branches.forget()
 	return afterCut{Lost: lost, Unexplained: why}
 }

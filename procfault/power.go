@@ -3,6 +3,7 @@ package procfault
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,6 +38,10 @@ type PowerOptions struct {
 	Ops *atomic.Int64
 	// Fault, when set, is told the fault being injected ("" when none).
 	Fault func(string)
+	// Disks, when set, is where a failed run keeps the disk images of its
+	// last two cuts (Disks/cut-N/), the evidence a broken recovery is read
+	// from.
+	Disks string
 }
 
 // DefaultPowerCycles is how many cuts a run makes unless told otherwise.
@@ -58,8 +63,9 @@ type PowerResult struct {
 	Cuts []CutRecord
 	// Lost counts the acknowledged commits the cuts lost, in all;
 	// Unexplained the recoveries (under OFF only) that were damaged or no
-	// state the commits leave.
-	Lost, Unexplained int
+	// state the commits leave; CameBack the lost commits a later cut
+	// brought back.
+	Lost, Unexplained, CameBack int
 	// Syncs counts the sync calls the store made, by kind, and per file
 	// (its name relative to the database's folder).
 	Syncs     map[lossyfs.SyncKind]int64
@@ -71,6 +77,11 @@ type CutRecord struct {
 	lossyfs.CutReport
 	// Lost is how many acknowledged commits the recovery did not hold.
 	Lost int `json:"lost"`
+	// CameBack is how many acknowledged commits that cut LostAt had lost
+	// the recovery held again, in place of those since the cut before
+	// (allowed under NORMAL, reported: see branches.go).
+	CameBack int `json:"came_back,omitempty"`
+	LostAt   int `json:"lost_at,omitempty"`
 	// Unexplained, under OFF, is what was wrong with the recovered store.
 	Unexplained string `json:"unexplained,omitempty"`
 }
@@ -81,6 +92,9 @@ type powerCut struct {
 	rule lossRule
 	db   string // the database file, in the mount
 	res  *PowerResult
+	// backing is the lossy mount's backing folder: after a cut, the disk.
+	// images holds copies of it after the last two cuts (images/cut-N).
+	backing, images string
 	// wipe says the last recovery was unexplained: the file is removed and
 	// the next worker starts on empty tables.
 	wipe bool
@@ -158,7 +172,11 @@ func PowerLoss(ctx context.Context, opt PowerOptions) (res *PowerResult, err err
 	url := strings.Replace(opt.URL, t.File, db, 1)
 
 	res = &PowerResult{CrashResult: &CrashResult{Hooks: t.Has(backends.CommitHooks)}, Synchronous: strings.ToUpper(sync), Promise: rule.String()}
-	power := &powerCut{fs: fs, rule: rule, db: db, res: res}
+	power := &powerCut{fs: fs, rule: rule, db: db, res: res, backing: backing}
+	if opt.Disks != "" {
+		power.images = filepath.Join(dir, "images")
+		defer func() { err = errors.Join(err, power.keepImages(opt.Disks)) }()
+	}
 	res.Unit = "commits"
 	if t.Has(backends.RunStore) {
 		res.Unit = "writes"
@@ -194,6 +212,35 @@ func (p *powerCut) cut(ctx context.Context) error {
 		return notRun("power cut: %v", err)
 	}
 	p.res.Cuts = append(p.res.Cuts, CutRecord{CutReport: rep})
+	return p.image(rep.Cut)
+}
+
+// image copies the disk as cut n left it to images/cut-n and drops the
+// image of cut n-2: a broken recovery is read against the one before.
+func (p *powerCut) image(n int) error {
+	if p.images == "" {
+		return nil
+	}
+	if err := os.RemoveAll(filepath.Join(p.images, fmt.Sprintf("cut-%d", n-2))); err != nil {
+		return notRun("drop an old disk image: %v", err)
+	}
+	if err := os.CopyFS(filepath.Join(p.images, fmt.Sprintf("cut-%d", n)), os.DirFS(p.backing)); err != nil {
+		return notRun("copy the disk after cut %d: %v", n, err)
+	}
+	return nil
+}
+
+// keepImages moves the disk images to dst when the run failed.
+func (p *powerCut) keepImages(dst string) error {
+	if p.res.Err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return fmt.Errorf("keep the disk images: %w", err)
+	}
+	if err := os.Rename(p.images, dst); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("keep the disk images: %w", err)
+	}
 	return nil
 }
 
@@ -201,12 +248,14 @@ func (p *powerCut) cut(ctx context.Context) error {
 // verdict of verifyCut, or a worker that could not recover the file.
 func (p *powerCut) recovered(found afterCut) {
 	p.res.Lost += found.Lost
+	p.res.CameBack += found.CameBack
 	if found.Unexplained != "" {
 		p.res.Unexplained++
 		p.wipe = true
 	}
 	if n := len(p.res.Cuts); n > 0 {
-		p.res.Cuts[n-1].Lost, p.res.Cuts[n-1].Unexplained = found.Lost, found.Unexplained
+		c := &p.res.Cuts[n-1]
+		c.Lost, c.Unexplained, c.CameBack, c.LostAt = found.Lost, found.Unexplained, found.CameBack, found.LostAt
 	}
 }
 

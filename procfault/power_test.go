@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -195,6 +196,46 @@ func TestRunsLossRules(t *testing.T) {
 			}
 			if err == nil && found.Lost != c.lost {
 				t.Errorf("lost %d, want %d", found.Lost, c.lost)
+			}
+		})
+	}
+}
+
+// TestPowerLossKeepsTheDisksOfAFailedRun: a run that breaks a guarantee
+// keeps the disk as its last two cuts left it (the evidence a recovery is
+// read from); a passing one keeps none.
+func TestPowerLossKeepsTheDisksOfAFailedRun(t *testing.T) {
+	if err := lossyfs.Available(); err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	for _, c := range []struct {
+		url  string
+		fail bool
+	}{
+		{"mutant:unsynced-full?path={dir}/m.db", true},
+		{"sqlite:{dir}/s.db?synchronous=full", false},
+	} {
+		t.Run(c.url[:strings.IndexByte(c.url, ':')], func(t *testing.T) {
+			disks := filepath.Join(t.TempDir(), "disks")
+			url := strings.ReplaceAll(c.url, "{dir}", t.TempDir())
+			res, err := PowerLoss(context.Background(), PowerOptions{URL: url, Seed: 1, Cycles: 3, Command: selfCommand(t), Dir: t.TempDir(), Disks: disks})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (res.Err != nil) != c.fail {
+				t.Fatalf("verdict %v, want a failure: %v", res.Err, c.fail)
+			}
+			entries, _ := os.ReadDir(disks)
+			if !c.fail {
+				if len(entries) > 0 {
+					t.Fatalf("a passing run kept %d disk images", len(entries))
+				}
+				return
+			}
+			last := fmt.Sprintf("cut-%d", len(res.Cuts))
+			db := filepath.Join(disks, last, filepath.Base(strings.Split(url, "?path=")[1]))
+			if _, err := os.Stat(db); err != nil || len(entries) == 0 || len(entries) > 2 {
+				t.Fatalf("kept %d images, want the last one or two with the database (%v)", len(entries), err)
 			}
 		})
 	}

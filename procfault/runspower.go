@@ -19,6 +19,8 @@ type runsLedger struct {
 	inflight           *runsOp
 	total              int // acknowledged ops of the run, lost ones included
 	notes              []string
+	// branches are what power cuts lost on top of confirmed (branches.go).
+	branches branches[runsOp]
 }
 
 func (l *runsLedger) observe(m message) {
@@ -55,9 +57,15 @@ func replay(ctx context.Context, ops []runsOp) (*runstore.Dump, error) {
 // verify judges the tables a worker recovered after a power cut under
 // rule: they must be the reference after the confirmed ops and the
 // acknowledged ones (all of them, under keepAll; a prefix, under
-// keepPrefix), with or without the op in flight when none was lost. It
-// confirms what they hold and returns how many acknowledged ops were lost.
+// keepPrefix), with or without the op in flight when none was lost, or
+// else the reference after a prefix of a branch an earlier cut lost on the
+// same confirmed ops (branches.go). It confirms what they hold and returns
+// how many acknowledged ops were lost.
 func (l *runsLedger) verify(ctx context.Context, rule lossRule, integrity string, got *runstore.Dump) (afterCut, error) {
+	cut := -1
+	if rule != keepAll {
+		cut = l.branches.next()
+	}
 	since := len(l.pending)
 	if integrity != "ok" {
 		if rule == keepNothing {
@@ -86,10 +94,16 @@ func (l *runsLedger) verify(ctx context.Context, rule lossRule, integrity string
 				against = want
 			}
 			if len(runstore.Diff(want, got, 1)) == 0 {
+				if rule != keepAll {
+					l.branches.after(cut, l.pending, optional(l.inflight), kept, i == 1)
+				}
 				l.confirmed, l.pending, l.inflight = cand, nil, nil
 				return afterCut{Lost: since - kept, Applied: i == 1}, nil
 			}
 		}
+	}
+	if found, ok, err := l.fromBranch(ctx, got, since); err != nil || ok {
+		return found, err
 	}
 	diff := strings.Join(runstore.Diff(against, got, 3), "; ")
 	if rule == keepNothing {
@@ -102,9 +116,40 @@ func (l *runsLedger) verify(ctx context.Context, rule lossRule, integrity string
 	return afterCut{}, broke(ErrDurability, "the recovered run store is not what %s leave (%d writes since the last recovery); against all of them: %s", what, since, diff)
 }
 
+// fromBranch looks for got among the tables a prefix of a lost branch
+// leaves after the confirmed ops; on a match the ledger moves onto them and
+// every op since the last recovery (since of them) is lost.
+func (l *runsLedger) fromBranch(ctx context.Context, got *runstore.Dump, since int) (afterCut, bool, error) {
+	for i, br := range l.branches.lost {
+		for n := 1; n <= len(br.ops); n++ {
+			cand := append(append([]runsOp(nil), l.confirmed...), br.ops[:n]...)
+			want, err := replay(ctx, cand)
+			if err != nil {
+				break // the reference refuses it: no longer prefix can match
+			}
+			if len(runstore.Diff(want, got, 1)) > 0 {
+				continue
+			}
+			l.confirmed, l.pending, l.inflight = cand, nil, nil
+			l.branches.cameBack(i, n)
+			return afterCut{Lost: since, CameBack: min(n, br.acked), LostAt: br.cut}, true, nil
+		}
+	}
+	return afterCut{}, false, nil
+}
+
+// optional is the op in flight as a list of none or one.
+func optional(op *runsOp) []runsOp {
+	if op == nil {
+		return nil
+	}
+	return []runsOp{*op}
+}
+
 // unexplained starts again from empty tables (the caller empties the file).
 func (l *runsLedger) unexplained(why string, lost int) afterCut {
-	*l = runsLedger{total: l.total, notes: l.notes}
+	*l = runsLedger{total: l.total, notes: l.notes, branches: l.branches}
+	l.branches.forget()
 	return afterCut{Lost: lost, Unexplained: why}
 }
 

@@ -11,8 +11,11 @@ import (
 type CutReport struct {
 	// Cut numbers the cuts of this mount from 1.
 	Cut int `json:"cut"`
-	// EntryChanges is how many journaled entry changes were discarded.
-	EntryChanges int `json:"entry_changes"`
+	// EntryChanges is how many journaled entry changes were discarded;
+	// Discarded names the first maxDiscardedNames of them, in order
+	// ("unlink db-wal").
+	EntryChanges int      `json:"entry_changes"`
+	Discarded    []string `json:"discarded,omitempty"`
 	// Files is how many files had unsynced content or size (all of it
 	// lost, or part of it with Torn).
 	Files int `json:"files"`
@@ -24,6 +27,9 @@ type CutReport struct {
 	Torn      bool `json:"torn"`
 }
 
+// maxDiscardedNames bounds the discarded entry changes a cut report names.
+const maxDiscardedNames = 20
+
 // cut discards every change that is not durable and returns what it
 // discarded and the inodes whose kernel caches must be dropped.
 func (t *tree) cut() (CutReport, []uint64) {
@@ -32,6 +38,9 @@ func (t *tree) cut() (CutReport, []uint64) {
 	t.cuts++
 	t.stats.cut()
 	report := CutReport{Cut: t.cuts, EntryChanges: len(t.journal), Torn: t.opts.Torn}
+	for _, op := range t.journal[:min(len(t.journal), maxDiscardedNames)] {
+		report.Discarded = append(report.Discarded, op.String())
+	}
 	t.journal = nil
 	all := make([]uint64, 0, len(t.inodes))
 	for id, n := range t.inodes {

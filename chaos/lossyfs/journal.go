@@ -37,6 +37,25 @@ type entryOp struct {
 	replaced *inode
 }
 
+// String names the change by the paths it touched: "create db-wal",
+// "rename a -> b".
+func (op entryOp) String() string {
+	from := filepath.Join(op.dir.visiblePath(), op.name)
+	switch op.kind {
+	case opCreate:
+		return "create " + from
+	case opLink:
+		return "link " + from
+	case opUnlink:
+		return "unlink " + from
+	case opRmdir:
+		return "rmdir " + from
+	case opRename:
+		return "rename " + from + " -> " + filepath.Join(op.toDir.visiblePath(), op.toName)
+	}
+	return fmt.Sprintf("change %d of %s", op.kind, from)
+}
+
 // touches says whether the change is to an entry of d.
 func (op entryOp) touches(d *inode) bool {
 	return op.dir == d || op.toDir == d
