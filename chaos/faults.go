@@ -236,8 +236,13 @@ func (f Isolate) Inject(ctx context.Context, on any, rng *rand.Rand) (Injection,
 // when its lease check finds the others gone, so a read must already be
 // waiting at the frozen node to fall into it: OnResume, when set, is
 // called with the frozen node Gather before it is thawed, so that a
-// scenario can send its reads there and they queue up.
+// scenario can send its reads there and they queue up. A read is stale
+// only if a write it should see was acknowledged before it was sent, so
+// the traffic must go on while the node is frozen: OnFrozen, when set, is
+// called once another node leads, with both, so that a scenario can send
+// its reads to the new leader until the gather.
 type StallLeader struct {
+	OnFrozen func(frozen, leader string)
 	OnResume func(id string)
 	Gather   time.Duration
 }
@@ -267,6 +272,9 @@ func (f StallLeader) injectOn(ctx context.Context, c Cluster, _ *rand.Rand) (Inj
 	next, ms, err := timeNewLeader(ctx, c, leader, start)
 	if err != nil {
 		return inj, fmt.Errorf("after freezing leader %s: %w", leader, err)
+	}
+	if f.OnFrozen != nil {
+		f.OnFrozen(leader, next)
 	}
 	inj.Detail = fmt.Sprintf("leader %s frozen; %s leads after %.0f ms; %s is thawed at the heal", leader, next, ms, leader)
 	inj.Metrics = map[string]float64{"new_leader_ms": ms}

@@ -15,9 +15,9 @@ import (
 // version compared, the id of the data written at Expected+1 and every
 // side-write's witness.
 func commitInput(exe *model.Execution, b model.Batch) (Input, error) {
-	next := exe.Clone()
+	next := *exe // DataID only reads: a shallow copy at the next version
 	next.Version = exe.Version + 1
-	data, prev, err := DataID(next)
+	data, prev, err := DataID(&next)
 	if err != nil {
 		return Input{}, err
 	}

@@ -50,6 +50,7 @@ type globalChecker struct {
 	spawns   map[string]owner        // child id → commit
 	fires    map[timerKey]owner      // schedule witness → commit
 	traces   map[string]*Operation   // trace entry id → commit, save or append_trace
+	appends  map[string][]*Operation // append_trace calls per execution, in history order
 
 	winner  map[*Operation]int64 // winning commit → the version it wrote
 	atVer   map[string][]*Operation
@@ -75,7 +76,7 @@ func prepareGlobal(h History, rep *Report) (*globalChecker, error) {
 		h: h, rep: rep,
 		attempts: map[string]*Operation{}, byExec: map[string][]*Operation{},
 		emits: map[string]owner{}, spawns: map[string]owner{}, fires: map[timerKey]owner{},
-		traces: map[string]*Operation{}, winner: map[*Operation]int64{},
+		traces: map[string]*Operation{}, appends: map[string][]*Operation{}, winner: map[*Operation]int64{},
 		atVer: map[string][]*Operation{}, chainOK: map[string]bool{},
 	}
 	if !g.readFinal() {
@@ -158,6 +159,7 @@ func (g *globalChecker) index() (bool, error) {
 				return false, dup("trace entry", op.Input.Trace)
 			}
 			g.traces[op.Input.Trace] = op
+			g.appends[op.Execution] = append(g.appends[op.Execution], op)
 		}
 		if !op.Kind.IsCommit() {
 			continue

@@ -172,8 +172,8 @@ func (g *globalChecker) missingTrace(exec string, items []TraceItem, present map
 		return
 	}
 	var appends []*Operation
-	for _, op := range g.traces {
-		if op.Kind == KindAppendTrace && op.Execution == exec && op.Output.Outcome == OutcomeOK && !present[op.Input.Trace] {
+	for _, op := range g.appends[exec] {
+		if op.Output.Outcome == OutcomeOK && !present[op.Input.Trace] {
 			appends = append(appends, op)
 		}
 	}

@@ -48,14 +48,18 @@ func DataID(exe *model.Execution) (id, prev string, err error) {
 		return "", "", fmt.Errorf("encode execution %q: %w", exe.ID, err)
 	}
 	token, prev := extraString(exe, TokenField), extraString(exe, PrevField)
-	return token + "#" + hex8(uint32(strHash(string(raw)))), prev, nil
+	return token + "#" + hex8(uint32(bytesHash(raw))), prev, nil
 }
 
 // extraString reads a top-level string field an execution carries in Extra.
+// A string without escapes, as witness tokens are, is read in place.
 func extraString(exe *model.Execution, key string) string {
 	v, ok := exe.Extra[key]
 	if !ok {
 		return ""
+	}
+	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' && plain(v[1:n-1]) {
+		return string(v[1 : n-1])
 	}
 	var s string
 	if json.Unmarshal(v, &s) != nil {
@@ -113,6 +117,27 @@ func witnessFields(canon string) (token, prev string, err error) {
 }
 
 // strHash is 64-bit FNV-1a: deterministic across processes, no allocation.
+// plain says whether b is printable ASCII without quotes or backslashes:
+// the JSON string "b" decodes to b itself.
+func plain(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// bytesHash is strHash of string(b), without the copy.
+func bytesHash(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
 func strHash(s string) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(s); i++ {

@@ -43,26 +43,7 @@ func (e Execution) MarshalJSON() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	obj := make(map[string]any, len(knownFields)+len(e.Extra))
-	for k, v := range e.Extra {
-		if knownFields[k] {
-			return nil, fmt.Errorf("execution extra field %q shadows a contract field", k)
-		}
-		c, err := CanonicalJSON(v)
-		if err != nil {
-			return nil, fmt.Errorf("execution extra field %q: %w", k, err)
-		}
-		obj[k] = json.RawMessage(c)
-	}
-	obj["id"] = e.ID
-	obj["definition_id"] = e.DefinitionID
-	obj["version"] = e.Version
-	obj["status"] = e.Status
-	obj["outcome"] = e.Outcome
-	obj["active_path"] = e.ActivePath
-	obj["parent_id"] = e.ParentID
-	obj["context"] = json.RawMessage(ctx)
-	return marshalNoEscape(obj)
+	return appendExecution(make([]byte, 0, 160+len(ctx)+16*len(e.Extra)), &e, ctx)
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote, or what another implementation

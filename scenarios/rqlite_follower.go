@@ -114,7 +114,15 @@ func runLeaderStall(ctx context.Context, t Target, p Params) Result {
 		if err := reads.Route(leader); err != nil {
 			return readHazard{}, err
 		}
-		stall := chaos.StallLeader{OnResume: func(id string) { _ = reads.Route(id) }, Gather: leaderStallGather}
+		// While the leader is frozen the reads go to the new one, so the
+		// clients keep reading and writing; at the gather they go to the
+		// frozen node, each sent after the client's writes to the new
+		// leader were acknowledged.
+		stall := chaos.StallLeader{
+			OnFrozen: func(_, next string) { _ = reads.Route(next) },
+			OnResume: func(id string) { _ = reads.Route(id) },
+			Gather:   leaderStallGather,
+		}
 		return readHazard{
 			sched:    chaos.Schedule{Faults: []chaos.Fault{stall}, Interval: 2 * time.Second, Duration: leaderStallHold, Jitter: 0.2, Seed: p.Seed},
 			where:    "reads at level " + string(level) + " from the last leader frozen",

@@ -1,0 +1,75 @@
+package model
+
+import (
+	"encoding/json"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+// marshalViaMap is the definition of an execution's canonical JSON: its
+// fields in a map, encoded by encoding/json (sorted keys, no HTML escaping).
+func marshalViaMap(e Execution) ([]byte, error) {
+	ctx, err := CanonicalObject(e.Context, "execution context")
+	if err != nil {
+		return nil, err
+	}
+	obj := map[string]any{
+		"id": e.ID, "definition_id": e.DefinitionID, "version": e.Version, "status": e.Status,
+		"outcome": e.Outcome, "active_path": e.ActivePath, "parent_id": e.ParentID, "context": json.RawMessage(ctx),
+	}
+	for k, v := range e.Extra {
+		c, err := CanonicalJSON(v)
+		if err != nil {
+			return nil, err
+		}
+		obj[k] = json.RawMessage(c)
+	}
+	return marshalNoEscape(obj)
+}
+
+// TestExecutionJSONMatchesTheMap: the directly written JSON is byte for
+// byte the map's, for any strings (control characters, quotes, HTML
+// characters, U+2028, invalid UTF-8), extra keys sorting before, between
+// and after the contract's, and any extra values.
+func TestExecutionJSONMatchesTheMap(t *testing.T) {
+	text := rapid.OneOf(rapid.String(), rapid.StringOf(rapid.RuneFrom([]rune{'a', '"', '\\', '<', '&', '\n', '\x01', '\u2028', 'é', '\x7f'})),
+		rapid.SampledFrom([]string{"", "e1", "\xff\xfe", "a\u2029b"}))
+	rapid.Check(t, func(rt *rapid.T) {
+		e := Execution{ID: text.Draw(rt, "id"), DefinitionID: text.Draw(rt, "def"), Version: rapid.Int64().Draw(rt, "version"),
+			Status: text.Draw(rt, "status"), ActivePath: text.Draw(rt, "path")}
+		if rapid.Bool().Draw(rt, "outcome") {
+			e.Outcome = Ptr(text.Draw(rt, "outcome text"))
+		}
+		if rapid.Bool().Draw(rt, "parent") {
+			e.ParentID = Ptr(text.Draw(rt, "parent text"))
+		}
+		if rapid.Bool().Draw(rt, "context") {
+			e.Context = json.RawMessage(`{"n":` + rapid.SampledFrom([]string{"1", "2.50", `"x"`, `{"b":1,"a":[1,2]}`}).Draw(rt, "ctx") + `}`)
+		}
+		for _, k := range rapid.SliceOfDistinct(rapid.SampledFrom([]string{"token", "prev", "a", "zz", "context_x", "id2", "Z", "é", "<k>", "active"}), func(s string) string { return s }).Draw(rt, "extras") {
+			if e.Extra == nil {
+				e.Extra = map[string]json.RawMessage{}
+			}
+			v, err := json.Marshal(jsonValue(0).Draw(rt, "extra "+k))
+			if err != nil {
+				rt.Fatal(err)
+			}
+			e.Extra[k] = v
+		}
+		want, werr := marshalViaMap(e)
+		got, gerr := e.MarshalJSON()
+		if (werr == nil) != (gerr == nil) || string(want) != string(got) {
+			rt.Fatalf("the map gives %s (%v), MarshalJSON %s (%v)", want, werr, got, gerr)
+		}
+	})
+}
+
+// TestExecutionJSONRefusesShadowing: an extra field may not reuse a
+// contract field's key.
+func TestExecutionJSONRefusesShadowing(t *testing.T) {
+	e := Execution{ID: "e", Extra: map[string]json.RawMessage{"version": json.RawMessage(`1`)}}
+	if _, err := e.MarshalJSON(); err == nil {
+		t.Fatal("an extra field named version was accepted")
+	}
+}
