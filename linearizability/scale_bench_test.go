@@ -1,9 +1,14 @@
 package linearizability
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"runtime/debug"
+	"sync"
 	"testing"
 	"time"
 
@@ -54,5 +59,106 @@ func BenchmarkCheckScale(b *testing.B) {
 				b.ReportMetric(float64(after.HeapSys)/(1<<20), "heap-sys-MiB")
 			})
 		}
+	}
+}
+
+// BenchmarkCheckMillion is the checker at the scale of a long soak: a
+// legal simulated history of 1,000,000 workload operations over 1,000
+// executions (20 clients, 1% indeterminate writes), written to a JSONL file
+// as a run writes it, then read back and checked, as `storecheck check`
+// does. It reports the check's time (reading included) and the heap the
+// process reached. Simulating the history takes longer than checking it;
+// the matrix benchmark above does not include this case.
+//
+//	go test -run '^$' -bench CheckMillion -benchtime 1x ./linearizability/
+func BenchmarkCheckMillion(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "history.jsonl")
+	func() {
+		h := simulate(b, simConfig{ops: 1_000_000, clients: 20, execs: 1000, traceMax: model.DefaultTraceMax, seed: 1, indeterminate: 0.01})
+		f, err := os.Create(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		w := bufio.NewWriter(f)
+		if err := WriteJSONL(w, h); err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Flush(); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	runtime.GC()
+	debug.FreeOSMemory()
+	peak := sampleHeld(b)
+	var ops int
+	for b.Loop() {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h, err := ReadJSONL(bufio.NewReader(f))
+		f.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+		ops = len(h.Ops)
+		rep, err := Check(context.Background(), h, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Verdict != Ok {
+			b.Fatalf("legal history checked %s: %v", rep.Verdict, rep.Err)
+		}
+		b.ReportMetric(float64(rep.GlobalTime.Milliseconds()), "global-ms")
+		b.ReportMetric(float64(rep.LinearizationTime.Milliseconds()), "porcupine-ms")
+	}
+	b.ReportMetric(float64(ops), "history-ops")
+	b.ReportMetric(float64(peak())/(1<<20), "peak-held-MiB")
+}
+
+// sampleHeld samples, every 50 ms until the returned function is called,
+// the heap memory the process holds from the system (HeapSys less what it
+// released), and returns the largest sample.
+func sampleHeld(b *testing.B) func() uint64 {
+	var mu sync.Mutex
+	var most uint64
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	sample := func() {
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		mu.Lock()
+		most = max(most, m.HeapSys-m.HeapReleased)
+		mu.Unlock()
+	}
+	go func() {
+		defer close(done)
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				sample()
+			}
+		}
+	}()
+	b.Cleanup(func() {
+		select {
+		case <-stop:
+		default:
+			close(stop)
+		}
+		<-done
+	})
+	return func() uint64 {
+		close(stop)
+		<-done
+		sample()
+		mu.Lock()
+		defer mu.Unlock()
+		return most
 	}
 }

@@ -211,8 +211,11 @@ func TestParseURL(t *testing.T) {
 	if o, err := ParseURL("//h:1?guard=prestate"); err != nil || o.Guard != GuardPreState {
 		t.Errorf("guard: %+v %v", o, err)
 	}
-	if o, _ := ParseURL("//h:1"); o.Guard != GuardData {
-		t.Errorf("default guard %q, want the seed's", o.Guard)
+	if o, _ := ParseURL("//h:1"); o.Guard != GuardPreState {
+		t.Errorf("default guard %q, want prestate (the seed's data guard breaks property 3)", o.Guard)
+	}
+	if o, err := ParseURL("//h:1?guard=data"); err != nil || o.Guard != GuardData {
+		t.Errorf("guard=data: %+v %v", o, err)
 	}
 	for _, bad := range []string{"", "h:1", "//", "//h", "//u:p@h:1", "//h:1?level=eventual", "//h:1?x=1", "//h:1?timeout=-1s", "//h:1?level=none&level=weak", "//h:1?guard=versions"} {
 		if _, err := ParseURL(bad); err == nil {

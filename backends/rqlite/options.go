@@ -46,8 +46,9 @@ type Options struct {
 	Nodes []string
 	// Level is the read consistency level; "" means LevelStrong.
 	Level Level
-	// Guard ties a commit's side-writes to its CAS; "" means GuardData,
-	// the seed's.
+	// Guard ties a commit's side-writes to its CAS; "" means
+	// GuardPreState, the one that keeps the contract (GuardData, the
+	// seed's, lets a byte-identical stale commit write its side-writes).
 	Guard Guard
 	// RequestTimeout bounds one HTTP request when the caller's context has
 	// no earlier deadline; 0 means DefaultRequestTimeout.
@@ -80,7 +81,7 @@ func (o Options) normalize() (Options, error) {
 		return o, err
 	}
 	if o.Guard == "" {
-		o.Guard = GuardData
+		o.Guard = GuardPreState
 	}
 	if _, err := ParseGuard(string(o.Guard)); err != nil {
 		return o, err

@@ -87,13 +87,13 @@ func Attach(exec Executor, level Level, cfg model.Config) *Store {
 	if level == "" {
 		level = LevelStrong
 	}
-	s := &Store{exec: exec, level: level, guard: GuardData, st: sqlstore.NewStatements(sqlstore.AsIs)}
+	s := &Store{exec: exec, level: level, guard: GuardPreState, st: sqlstore.NewStatements(sqlstore.AsIs)}
 	s.traceMax.Store(int64(cfg.TraceMax))
 	return s
 }
 
 // SetGuard chooses how commits tie their side-writes to the CAS; the
-// default is GuardData, the seed's.
+// default is GuardPreState (GuardData is the seed's, with its gap).
 func (s *Store) SetGuard(g Guard) { s.guard = g }
 
 // Guard returns the commit guard in use.
