@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
 
 	"github.com/storecheck/storecheck/model"
 )
@@ -67,7 +70,9 @@ func ReadJSONL(r io.Reader) (History, error) {
 	h := History{Meta: DefaultMeta()}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
-	for line := 1; sc.Scan(); line++ {
+	d := newDecoders(runtime.GOMAXPROCS(0))
+	var b *lineBatch
+	for line := 1; sc.Scan() && !d.failed.Load(); line++ {
 		raw := bytes.TrimSpace(sc.Bytes())
 		if len(raw) == 0 {
 			continue
@@ -75,23 +80,123 @@ func ReadJSONL(r io.Reader) (History, error) {
 		if line == 1 && bytes.HasPrefix(raw, []byte(`{"meta"`)) {
 			m := metaLine{Meta: &h.Meta}
 			if err := strictUnmarshal(raw, &m); err != nil {
+				d.stop()
 				return History{}, fmt.Errorf("%w: line %d: meta: %v", ErrMalformed, line, err)
 			}
 			continue
 		}
-		var op Operation
-		if err := strictUnmarshal(raw, &op); err != nil {
-			return History{}, fmt.Errorf("%w: line %d: %v", ErrMalformed, line, err)
+		if b == nil {
+			b = &lineBatch{done: make(chan struct{})}
 		}
-		if err := op.validate(); err != nil {
-			return History{}, fmt.Errorf("%w: line %d: %v", ErrMalformed, line, err)
+		b.numbers = append(b.numbers, line)
+		b.lines = append(b.lines, bytes.Clone(raw))
+		if len(b.lines) == batchLines {
+			d.send(b)
+			b = nil
 		}
-		h.Ops = append(h.Ops, op)
+	}
+	if b != nil {
+		d.send(b)
+	}
+	ops, err := d.wait()
+	if err != nil {
+		return History{}, err
 	}
 	if err := sc.Err(); err != nil {
 		return History{}, fmt.Errorf("read history: %w", err)
 	}
+	h.Ops = ops
 	return h, nil
+}
+
+// batchLines is how many lines a decoder takes at a time.
+const batchLines = 1024
+
+// lineBatch is consecutive operation lines of a history (numbers are their
+// line numbers) and, once done is closed, their operations or the first
+// error among them.
+type lineBatch struct {
+	numbers []int
+	lines   [][]byte
+	ops     []Operation
+	err     error
+	done    chan struct{}
+}
+
+// decoders decode a history's operation lines on several goroutines and
+// hand the operations back in the order of the lines: decoding JSON is
+// most of reading a large history.
+type decoders struct {
+	work, order chan *lineBatch
+	wg          sync.WaitGroup
+	failed      atomic.Bool // a batch failed: reading can stop
+	collected   chan struct{}
+	ops         []Operation
+	err         error
+}
+
+func newDecoders(n int) *decoders {
+	d := &decoders{work: make(chan *lineBatch, 2*n), order: make(chan *lineBatch, 2*n), collected: make(chan struct{})}
+	for range max(1, n) {
+		d.wg.Go(d.decode)
+	}
+	go d.collect()
+	return d
+}
+
+// decode decodes batches until there are no more.
+func (d *decoders) decode() {
+	for b := range d.work {
+		b.ops = make([]Operation, 0, len(b.lines))
+		for i, raw := range b.lines {
+			var op Operation
+			err := strictUnmarshal(raw, &op)
+			if err == nil {
+				err = op.validate()
+			}
+			if err != nil {
+				b.err = fmt.Errorf("%w: line %d: %v", ErrMalformed, b.numbers[i], err)
+				d.failed.Store(true)
+				break
+			}
+			b.ops = append(b.ops, op)
+		}
+		b.lines = nil
+		close(b.done)
+	}
+}
+
+// collect appends the batches' operations in order, up to the first error.
+func (d *decoders) collect() {
+	defer close(d.collected)
+	for b := range d.order {
+		<-b.done
+		if d.err == nil {
+			d.err = b.err
+		}
+		if d.err == nil {
+			d.ops = append(d.ops, b.ops...)
+		}
+	}
+}
+
+func (d *decoders) send(b *lineBatch) {
+	d.work <- b
+	d.order <- b
+}
+
+// stop ends the decoders without waiting for a result.
+func (d *decoders) stop() {
+	close(d.work)
+	close(d.order)
+	d.wg.Wait()
+	<-d.collected
+}
+
+// wait returns every operation in line order, or the first error by line.
+func (d *decoders) wait() ([]Operation, error) {
+	d.stop()
+	return d.ops, d.err
 }
 
 // strictUnmarshal decodes exactly one JSON value with no unknown fields.
