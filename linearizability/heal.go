@@ -26,7 +26,16 @@ const RecoveryBound = 30 * time.Second
 // error (wrapping ErrNotRecovered) says which read kept failing. The reads
 // that failed stay in the history, as failed reads.
 func Heal(ctx context.Context, c *Client, h History) error {
-	ctx, cancel := context.WithTimeout(ctx, RecoveryBound)
+	return HealWithin(ctx, c, h, RecoveryBound)
+}
+
+// HealWithin is Heal with another bound than RecoveryBound (0 means
+// RecoveryBound).
+func HealWithin(ctx context.Context, c *Client, h History, bound time.Duration) error {
+	if bound <= 0 {
+		bound = RecoveryBound
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	var execs []string
 	seenExec := map[string]bool{}
@@ -60,7 +69,7 @@ func Heal(ctx context.Context, c *Client, h History) error {
 	}
 	for i, read := range reads {
 		if err := retry(ctx, read); err != nil {
-			return fmt.Errorf("%w within %v: heal read %d of %d: %w", ErrNotRecovered, RecoveryBound, i+1, len(reads), err)
+			return fmt.Errorf("%w within %v: heal read %d of %d: %w", ErrNotRecovered, bound, i+1, len(reads), err)
 		}
 	}
 	return nil

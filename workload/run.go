@@ -61,7 +61,7 @@ func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 	// A store that does not serve the heal reads did not recover: that is
 	// a finding (Result.NotRecovered), and the history up to it is still
 	// checked, the unanswered reads as failed.
-	healErr := linearizability.Heal(ctx, rec.HealClient(), rec.History())
+	healErr := linearizability.HealWithin(ctx, rec.HealClient(), rec.History(), cfg.RecoveryBound)
 	if healErr == nil {
 		healErr = linearizability.HealReplicas(ctx, rec, cfg.Replicas, execs)
 	}

@@ -191,11 +191,8 @@ func (s *deadAfterTraffic) PendingOutbox(ctx context.Context) ([]model.OutboxEnt
 // history recorded up to then is still checked: the stale read planted in
 // it is reported too.
 func TestNotRecoveredIsAFindingAndTheHistoryIsStillChecked(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits RecoveryBound")
-	}
 	s := &deadAfterTraffic{Store: model.NewReference(model.DefaultConfig())}
-	cfg := Config{Clients: 4, Executions: 2, Ops: 600, Seed: 3, During: func(ctx context.Context, _ func() int64) error {
+	cfg := Config{Clients: 4, Executions: 2, Ops: 600, Seed: 3, RecoveryBound: 2 * time.Second, During: func(ctx context.Context, _ func() int64) error {
 		<-ctx.Done() // the traffic is over
 		s.dead.Store(true)
 		return nil

@@ -180,7 +180,7 @@ func TestConcurrentRunsReproduce(t *testing.T) {
 // scenario that does not apply is not a NOT RUN that fails the gate.
 func TestGateHeadlineAgreesWithExitCode(t *testing.T) {
 	dir := t.TempDir()
-	code, _, _ := run(t, "qualify", "--backends", "memory:,rqlite://127.0.0.1:1", "--scenarios", "conformance",
+	code, _, _ := run(t, "qualify", "--backends", "memory:,rqlite://127.0.0.1:1?connect_timeout=1s", "--scenarios", "conformance",
 		"--checks", "5", "--fail-on-not-run", "--out", dir, "--quiet")
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d", code, ExitFail)
