@@ -94,9 +94,11 @@ func leaderStallScenario() Scenario {
 // on loopback.
 const leaderStallHold = faultOpTimeout + 2*time.Second
 
-// leaderStallDuration is the scenario's default traffic: three stalls
-// (interval, election, hold, gather: about 11 s each).
-const leaderStallDuration = 35 * time.Second
+// leaderStallDuration is the scenario's default traffic: four stalls
+// (interval, election, hold, gather, heal: about 12 s each). Each stall is
+// one race at the thaw, which a weak read wins about half the time
+// (docs/DETECTION.md), so the number of stalls sets the catch rate.
+const leaderStallDuration = 48 * time.Second
 
 // leaderStallGather is how long reads are sent to the frozen leader before
 // it is thawed: they wait in its sockets and are the first thing it serves

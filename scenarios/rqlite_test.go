@@ -299,7 +299,7 @@ func TestLeaderStall(t *testing.T) {
 // TestLeaderStallCatchesWeakReads: at level weak a leader thawed after an
 // election serves the reads that waited for it from its own, stale state
 // before it learns it was deposed; the scenario catches that as a stale
-// read. The window is a race after the thaw (caught in 8 of 10 seeds,
+// read. The window is a race after the thaw (caught in 10 of 10 seeds at the default four stalls,
 // docs/DETECTION.md), so two seeds are tried and one catch is required.
 func TestLeaderStallCatchesWeakReads(t *testing.T) {
 	bin := needRqlited(t)
