@@ -112,18 +112,27 @@ type Replica interface {
 // reads the convergence check compares with the primary's heal reads
 // (ErrReplicaConvergence). Call it after Heal, with the faults healed.
 func HealReplicas(ctx context.Context, rec *Recorder, replicas []Replica, execs []string) error {
-	ctx, cancel := context.WithTimeout(ctx, RecoveryBound)
+	return HealReplicasWithin(ctx, rec, replicas, execs, RecoveryBound)
+}
+
+// HealReplicasWithin is HealReplicas with another bound than RecoveryBound
+// (0 means RecoveryBound).
+func HealReplicasWithin(ctx context.Context, rec *Recorder, replicas []Replica, execs []string, bound time.Duration) error {
+	if bound <= 0 {
+		bound = RecoveryBound
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	for _, r := range replicas {
 		if err := retry(ctx, func() error { return r.Sync(ctx) }); err != nil {
-			return fmt.Errorf("%w within %v: sync replica %s: %w", ErrNotRecovered, RecoveryBound, r.Name(), err)
+			return fmt.Errorf("%w within %v: sync replica %s: %w", ErrNotRecovered, bound, r.Name(), err)
 		}
 	}
 	for _, r := range replicas {
 		c := rec.NewClient(ClientOptions{Store: r, Replica: r.Name(), ReadYourWrites: r.ReadYourWrites(), Heal: true})
 		for _, e := range execs {
 			if err := retry(ctx, func() error { _, err := c.Load(ctx, e); return err }); err != nil {
-				return fmt.Errorf("%w within %v: heal load of %s on replica %s: %w", ErrNotRecovered, RecoveryBound, e, r.Name(), err)
+				return fmt.Errorf("%w within %v: heal load of %s on replica %s: %w", ErrNotRecovered, bound, e, r.Name(), err)
 			}
 		}
 	}

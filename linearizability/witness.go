@@ -48,7 +48,7 @@ func DataID(exe *model.Execution) (id, prev string, err error) {
 		return "", "", fmt.Errorf("encode execution %q: %w", exe.ID, err)
 	}
 	token, prev := extraString(exe, TokenField), extraString(exe, PrevField)
-	return token + "#" + hex8(uint32(bytesHash(raw))), prev, nil
+	return token + "#" + hex8(uint32(strHash(raw))), prev, nil
 }
 
 // extraString reads a top-level string field an execution carries in Extra.
@@ -128,17 +128,7 @@ func plain(b []byte) bool {
 	return true
 }
 
-// bytesHash is strHash of string(b), without the copy.
-func bytesHash(b []byte) uint64 {
-	h := uint64(14695981039346656037)
-	for _, c := range b {
-		h ^= uint64(c)
-		h *= 1099511628211
-	}
-	return h
-}
-
-func strHash(s string) uint64 {
+func strHash[T ~string | ~[]byte](s T) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(s); i++ {
 		h ^= uint64(s[i])

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -14,8 +15,9 @@ import (
 // execution it sees by it, so it is on the hot path of both
 // (TestExecutionJSONMatchesTheMap holds it to the map's bytes).
 
-// knownKeys are the contract's keys in the order encoding/json sorts them.
-var knownKeys = []string{"active_path", "context", "definition_id", "id", "outcome", "parent_id", "status", "version"}
+// knownKeys are the contract's keys (knownFields) in the order
+// encoding/json sorts them.
+var knownKeys = slices.Sorted(maps.Keys(knownFields))
 
 // appendExecution appends e's canonical JSON, with ctx its canonical
 // context.

@@ -15,7 +15,7 @@ package procfault
 // last recovery leaves, or failing that a prefix of a branch: writes an
 // earlier cut lost on top of the same confirmed tables. A branch that
 // comes back is reported, never silently passed. (Evidence: the WAL images
-// of a run that showed it, in docs/KNOWN-ISSUES.md.)
+// of a run that showed it, in docs/DURABILITY.md.)
 
 // branch is a run of writes made on top of the confirmed tables that a
 // power cut lost: the acknowledged ones the recovery did not hold, then

@@ -98,8 +98,10 @@ func TestRunsLostBranchComesBack(t *testing.T) {
 	}
 }
 
-// TestLostBranchComesBack: the same for an execution store's commits.
-func TestLostBranchComesBack(t *testing.T) {
+// TestLostBranchWithAHoleIsABreak: on an execution store, the tables of
+// a lost branch with a commit missing from its middle are no state the
+// writes leave, and fail.
+func TestLostBranchWithAHoleIsABreak(t *testing.T) {
 	ctx := context.Background()
 	c1, c2, c3 := commitOf("k0-1", 0, 11), commitOf("k0-2", 1, 12), commitOf("k0-3", 2, 13)
 	again := commitOf("k1-1", 1, 14) // the second commit, redone differently after cut 1

@@ -26,9 +26,9 @@ const (
 type Config struct {
 	// Clients is how many clients run at once.
 	Clients int
-	// RecoveryBound is how long the heal reads may keep failing before
-	// the store counts as not recovered; 0 means
-	// linearizability.RecoveryBound.
+	// RecoveryBound is how long the heal reads (of the primary, then of
+	// the replicas) may keep failing before the store counts as not
+	// recovered; 0 means linearizability.RecoveryBound.
 	RecoveryBound time.Duration
 	// FirstClient numbers the clients from FirstClient on. A client's number
 	// is in its witness tokens ("c<i>-<n>"), its timer fire_at values and its

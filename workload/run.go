@@ -63,7 +63,7 @@ func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 	// checked, the unanswered reads as failed.
 	healErr := linearizability.HealWithin(ctx, rec.HealClient(), rec.History(), cfg.RecoveryBound)
 	if healErr == nil {
-		healErr = linearizability.HealReplicas(ctx, rec, cfg.Replicas, execs)
+		healErr = linearizability.HealReplicasWithin(ctx, rec, cfg.Replicas, execs, cfg.RecoveryBound)
 	}
 	if healErr != nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("workload stopped during the heal: %w", ctx.Err())
