@@ -11,7 +11,8 @@ import (
 
 // CommitStatements is the statement list a commit of exe with b sends, as
 // one transaction: guarded.Statements with the seed's guard (the row holds
-// our exact data). It is what Commit posts, exposed for tests and tools.
+// our exact data). It is what Commit posts under guard=data (the default
+// is GuardPreState), exposed for tests and tools.
 func CommitStatements(exe *model.Execution, b model.Batch, traceMax int) ([]Statement, error) {
 	stmts, _, err := commitList(exe, b, traceMax, GuardData)
 	return stmts, err
