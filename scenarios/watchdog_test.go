@@ -39,11 +39,12 @@ func runWatched(t *testing.T, limit time.Duration, run func(ctx context.Context)
 		if spin := spinningServers(); spin != "" {
 			// A server this process started spins while storecheck's calls
 			// into it (cgo, no context) wait: seen with sqld 0.24.32 during
-			// the replica-lag sweep, in CI and by hand, located, not reported upstream.
+			// the replica-lag sweep, in CI and by hand (sqld-write-lock-spin,
+			// docs/KNOWN-ISSUES.md).
 			// Not a verdict on the server, not a PASS: NOT RUN, with the
 			// evidence, and the server killed so that nothing spins on.
 			t.Logf("goroutines:\n%s", stacks.String())
-			t.Skipf("NOT RUN: the run had not returned %v after its %v deadline while %s; killed (a wedged sqld, located but not reported upstream: docs/KNOWN-ISSUES.md)",
+			t.Skipf("NOT RUN: the run had not returned %v after its %v deadline while %s; killed (a wedged sqld: sqld-write-lock-spin in docs/KNOWN-ISSUES.md)",
 				watchdogGrace, limit, spin)
 		}
 		t.Fatalf("the run had not returned %v after its %v deadline: something it waits on ignores the context; goroutines:\n%s",

@@ -27,8 +27,17 @@ type Issue struct {
 	// Scenarios are where it shows; none means any.
 	Scenarios []string
 	// Signature is text that an operation of the run's history carries
-	// (an error the server returned) when the bug struck.
+	// (an error the server returned) when the bug struck, or, with
+	// EvidenceSuffix set, text that a file of the run folder whose name
+	// ends so carries (evidence storecheck took from the server while the
+	// run went on).
 	Signature string
+	// EvidenceSuffix names the evidence files Signature is looked for
+	// in; "" for the histories.
+	EvidenceSuffix string
+	// MinCount is how many times Signature must occur in one file (at
+	// least once when zero).
+	MinCount int
 	// Guarantees are the broken guarantees the bug can cause; a FAIL
 	// naming another is not explained by it.
 	Guarantees []string
@@ -49,6 +58,25 @@ func All() []Issue {
 		Guarantees: []string{"linearizability", "atomicity", "delivery order", "duplicate delivery", "lost delivery", "replica read", "phantom"},
 		Upstream:   "https://github.com/tursodatabase/libsql/issues/1334",
 		Doc:        "docs/KNOWN-ISSUES.md#libsql-delegated-txn-autocommit",
+	}, {
+		ID:     "sqld-write-lock-spin",
+		Title:  "sqld: writers queued for the write lock loop in its hand-off (ManagedConnectionWalWrapper::acquire) using every core while nothing is served, for tens of seconds",
+		Scheme: "libsql+replica",
+		// The thread dump the sqld spin watch took while sqld used more
+		// than a core for 20 s (backends/libsql/sqld/spinwatch.go): two or
+		// more threads in the write-lock hand-off.
+		Signature:      "ManagedConnectionWalWrapper",
+		EvidenceSuffix: ".spin.txt",
+		MinCount:       2,
+		// While it spins nothing is served: the heal's reads and the
+		// replicas' syncs go unanswered. A stall alone cannot make a
+		// history unsafe, so only these two liveness checks are
+		// explained by it (the partial commits that abandoned
+		// transactions then meet are the issue above, with its own
+		// signature).
+		Guarantees: []string{"availability", "replica convergence"},
+		Upstream:   "https://github.com/tursodatabase/libsql/issues/2203",
+		Doc:        "docs/KNOWN-ISSUES.md#sqld-write-lock-spin",
 	}}
 }
 
@@ -61,7 +89,7 @@ func Match(scheme, scenario, guarantee, folder string) *Issue {
 			!slices.Contains(is.Guarantees, guarantee) {
 			continue
 		}
-		if folder != "" && inHistories(folder, is.Signature) {
+		if folder != "" && carries(folder, is) {
 			return &is
 		}
 	}
@@ -78,15 +106,21 @@ func Lookup(id string) *Issue {
 	return nil
 }
 
-// inHistories reports whether any history.jsonl under folder holds text.
-func inHistories(folder, text string) bool {
+// carries reports whether a file under folder that the issue's signature
+// is looked for in (history.jsonl, or its evidence files) holds it at
+// least MinCount times.
+func carries(folder string, is Issue) bool {
+	suffix, least := "history.jsonl", max(is.MinCount, 1)
+	if is.EvidenceSuffix != "" {
+		suffix = is.EvidenceSuffix
+	}
 	found := false
 	_ = filepath.WalkDir(folder, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || found || d.IsDir() || !strings.HasSuffix(path, "history.jsonl") {
+		if err != nil || found || d.IsDir() || !strings.HasSuffix(path, suffix) {
 			return nil
 		}
 		b, err := os.ReadFile(path)
-		if err == nil && bytes.Contains(b, []byte(text)) {
+		if err == nil && bytes.Count(b, []byte(is.Signature)) >= least {
 			found = true
 		}
 		return nil

@@ -35,3 +35,39 @@ func TestMatch(t *testing.T) {
 		t.Errorf("Lookup")
 	}
 }
+
+// TestMatchSpinEvidence: the sqld spin is matched by the thread dump the
+// spin watch wrote (two threads in the hand-off), never by the text in a
+// history, nor by one thread alone.
+func TestMatchSpinEvidence(t *testing.T) {
+	is := Lookup("sqld-write-lock-spin")
+	if is == nil {
+		t.Fatal("no sqld-write-lock-spin in the catalogue")
+	}
+	frame := "#3 0x55 in libsql_server::connection::connection_manager::" + is.Signature + "::acquire ()\n"
+	for _, c := range []struct {
+		name, file, text string
+		want             bool
+	}{
+		{"two threads in the hand-off", "logs/sqld-lag_200ms" + is.EvidenceSuffix, "Thread 3\n" + frame + "Thread 4\n" + frame, true},
+		{"one thread", "logs/sqld-lag_200ms" + is.EvidenceSuffix, "Thread 3\n" + frame, false},
+		{"samples without a dump", "logs/sqld-lag_200ms" + is.EvidenceSuffix, "no thread dump: gdb is not on PATH\n", false},
+		{"the text in a history", "lag_200ms/history.jsonl", frame + frame, false},
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, c.file)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := Match("libsql+replica", "replica-lag-conflict", "replica convergence", dir)
+		if (got != nil && got.ID == is.ID) != c.want {
+			t.Errorf("%s: matched %v, want %v", c.name, got, c.want)
+		}
+		if got := Match("libsql+replica", "replica-lag-conflict", "phantom write", dir); got != nil && got.ID == is.ID {
+			t.Errorf("%s: a guarantee a stall cannot break matched", c.name)
+		}
+	}
+}

@@ -103,9 +103,10 @@ type procServer struct {
 	args               []string
 	net                *Namespace
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{} // closed when cmd has exited
+	mu      sync.Mutex
+	cmd     *exec.Cmd
+	done    chan struct{} // closed when cmd has exited
+	watched chan struct{} // closed when its spin watch has ended
 }
 
 func (s *procServer) URL() string { return s.url }
@@ -132,14 +133,18 @@ func (s *procServer) start(ctx context.Context) error {
 		log.Close()
 		return fmt.Errorf("start %s: %w", s.bin, err)
 	}
-	done := make(chan struct{})
+	done, watched := make(chan struct{}), make(chan struct{})
 	s.mu.Lock()
-	s.cmd, s.done = cmd, done
+	s.cmd, s.done, s.watched = cmd, done, watched
 	s.mu.Unlock()
 	go func() {
 		_ = cmd.Wait()
 		log.Close()
 		close(done)
+	}()
+	go func() {
+		defer close(watched)
+		newSpinWatch(cmd.Process.Pid, s.log).run(done)
 	}()
 	alive := func() error {
 		select {
@@ -172,18 +177,25 @@ func (s *procServer) signal(sig syscall.Signal) (chan struct{}, error) {
 	return done, nil
 }
 
-// Kill sends SIGKILL and waits for the process to exit.
+// Kill sends SIGKILL and waits for the process to exit and its spin
+// watch to end (a thread dump being taken is finished, so that its
+// evidence is whole when the run's folder is read).
 func (s *procServer) Kill(ctx context.Context) error {
 	done, err := s.signal(syscall.SIGKILL)
 	if err != nil || done == nil {
 		return err
 	}
-	select {
-	case <-done:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("kill sqld: %w", ctx.Err())
+	s.mu.Lock()
+	watched := s.watched
+	s.mu.Unlock()
+	for _, ch := range []chan struct{}{done, watched} {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("kill sqld: %w", ctx.Err())
+		}
 	}
+	return nil
 }
 
 // Pause freezes sqld with SIGSTOP: its sockets stay open, nothing answers.

@@ -1,0 +1,69 @@
+package sqld
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSpinWatchWritesEvidence: a process that burns CPU gets its samples
+// (and a thread dump where gdb is installed) written beside its log; one
+// that sleeps gets nothing.
+func TestSpinWatchWritesEvidence(t *testing.T) {
+	dir := t.TempDir()
+	watch := func(script, name string, limit time.Duration) (string, *exec.Cmd) {
+		cmd := exec.Command("/bin/sh", "-c", script)
+		if err := cmd.Start(); err != nil {
+			t.Skipf("NOT RUN: no /bin/sh: %v", err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		w := newSpinWatch(cmd.Process.Pid, filepath.Join(dir, name+".log"))
+		w.sample, w.cores, w.windows = 200*time.Millisecond, 0.3, 3
+		exited := make(chan struct{})
+		watched := make(chan struct{})
+		go func() { defer close(watched); w.run(exited) }()
+		select {
+		case <-watched:
+		case <-time.After(limit):
+			close(exited)
+			<-watched
+		}
+		return w.evidence, cmd
+	}
+	spun, _ := watch("while :; do :; done", "sqld-spin", time.Minute)
+	b, err := os.ReadFile(spun)
+	if err != nil {
+		t.Fatalf("no evidence of a spinning process: %v", err)
+	}
+	text := string(b)
+	if !strings.Contains(text, "CPU seconds in each 200ms sample:") || !strings.Contains(text, "thread dump") && !strings.Contains(text, "no thread dump: gdb is not on PATH") {
+		t.Errorf("evidence:\n%s", text)
+	}
+	if _, err := exec.LookPath("gdb"); err == nil && !strings.Contains(text, "#0 ") {
+		t.Errorf("gdb is installed but the evidence holds no stack:\n%s", text)
+	}
+	if _, err := os.Stat(spun + ".partial"); err == nil {
+		t.Errorf("a partial evidence file was left")
+	}
+
+	idle, _ := watch("sleep 30", "sqld-idle", 2*time.Second)
+	if _, err := os.Stat(idle); err == nil {
+		t.Errorf("a sleeping process was recorded as spinning")
+	}
+}
+
+func TestCPUSecondsOfAGoneProcess(t *testing.T) {
+	if _, err := cpuSeconds(os.Getpid()); err != nil {
+		t.Skipf("NOT RUN: no /proc here: %v", err)
+	}
+	cmd := exec.Command("/bin/true")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	if _, err := cpuSeconds(cmd.Process.Pid); err == nil {
+		t.Errorf("a reaped process has CPU times")
+	}
+}
