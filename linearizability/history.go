@@ -131,7 +131,8 @@ type decoders struct {
 	wg          sync.WaitGroup
 	failed      atomic.Bool // a batch failed: reading can stop
 	collected   chan struct{}
-	ops         []Operation
+	batches     [][]Operation // decoded, in line order
+	n           int           // operations in batches
 	err         error
 }
 
@@ -146,11 +147,12 @@ func newDecoders(n int) *decoders {
 
 // decode decodes batches until there are no more.
 func (d *decoders) decode() {
+	ld := newLineDecoder()
 	for b := range d.work {
 		b.ops = make([]Operation, 0, len(b.lines))
 		for i, raw := range b.lines {
 			var op Operation
-			err := strictUnmarshal(raw, &op)
+			err := ld.decode(raw, &op)
 			if err == nil {
 				err = op.validate()
 			}
@@ -166,7 +168,7 @@ func (d *decoders) decode() {
 	}
 }
 
-// collect appends the batches' operations in order, up to the first error.
+// collect keeps the batches' operations in order, up to the first error.
 func (d *decoders) collect() {
 	defer close(d.collected)
 	for b := range d.order {
@@ -175,7 +177,8 @@ func (d *decoders) collect() {
 			d.err = b.err
 		}
 		if d.err == nil {
-			d.ops = append(d.ops, b.ops...)
+			d.batches = append(d.batches, b.ops)
+			d.n += len(b.ops)
 		}
 	}
 }
@@ -194,9 +197,20 @@ func (d *decoders) stop() {
 }
 
 // wait returns every operation in line order, or the first error by line.
+// The operations are copied once into a slice of their exact number (a
+// slice grown by append would hold up to twice the history while it
+// grows), each batch let go as soon as it is copied.
 func (d *decoders) wait() ([]Operation, error) {
 	d.stop()
-	return d.ops, d.err
+	if d.err != nil {
+		return nil, d.err
+	}
+	ops := make([]Operation, 0, d.n)
+	for i, b := range d.batches {
+		ops = append(ops, b...)
+		d.batches[i] = nil
+	}
+	return ops, nil
 }
 
 // strictUnmarshal decodes exactly one JSON value with no unknown fields.

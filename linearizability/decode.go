@@ -1,0 +1,453 @@
+package linearizability
+
+import (
+	"bytes"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/valyala/fastjson"
+)
+
+// Reading a large history is mostly decoding its lines. encoding/json
+// reflects over Operation for every line and allocates every string
+// anew, though a history repeats the same few thousand execution ids,
+// event ids and trace entries over and over (a read_trace lists up to 200
+// entries, each already seen). lineDecoder decodes the lines storecheck
+// writes without reflection and keeps one copy of each repeated string;
+// a line it cannot take that way exactly as encoding/json would (an
+// escape written \uXXXX, invalid UTF-8) goes through encoding/json, and
+// so does every line it finds wrong: what is refused, and the words it is
+// refused in, are encoding/json's.
+
+// lineDecoder decodes operation lines; each decoding goroutine has its own
+// (its parser and its strings are not shared).
+type lineDecoder struct {
+	p fastjson.Parser
+	// strs holds one copy of each string seen, up to maxInterned; then it
+	// starts again, so that its memory is bounded whatever the history.
+	strs map[string]string
+	// traces holds each execution's last trace listing (traceItems).
+	traces map[string][]TraceItem
+	// outbox and spawns are the last pending listings (outboxItems).
+	outbox []OutboxItem
+	spawns []SpawnItem
+	err    error // the first error of the line being decoded
+	// slow counts the lines handed to encoding/json.
+	slow int
+}
+
+// maxInterned bounds lineDecoder.strs.
+const maxInterned = 1 << 20
+
+func newLineDecoder() *lineDecoder {
+	return &lineDecoder{strs: make(map[string]string), traces: make(map[string][]TraceItem)}
+}
+
+// decode decodes one operation line into op as strictUnmarshal does
+// (encoding/json, unknown fields disallowed).
+func (d *lineDecoder) decode(raw []byte, op *Operation) error {
+	// Validation is strict JSON (the parser alone is lenient about numbers
+	// and NaN).
+	if bytes.Contains(raw, []byte(`\u`)) || !utf8.Valid(raw) || fastjson.ValidateBytes(raw) != nil {
+		return d.slowly(raw, op)
+	}
+	v, err := d.p.ParseBytes(raw)
+	if err != nil {
+		return d.slowly(raw, op)
+	}
+	d.err = nil
+	d.object(v, []byte("operation"), func(key []byte, v *fastjson.Value) {
+		switch string(key) {
+		case "client":
+			op.Client = int(d.int64(v, key))
+		case "kind":
+			op.Kind = Kind(d.str(v, key))
+		case "execution":
+			op.Execution = d.str(v, key)
+		case "input":
+			d.input(v, &op.Input)
+		case "output":
+			d.output(v, &op.Output, op.Execution)
+		case "call_ns":
+			op.Call = d.int64(v, key)
+		case "return_ns":
+			op.Return = d.int64(v, key)
+		case "heal":
+			op.Heal = d.bool(v, key)
+		case "replica":
+			op.Replica = d.str(v, key)
+		case "ryw":
+			op.ReadYourWrites = d.bool(v, key)
+		default:
+			d.unknown(key)
+		}
+	})
+	if d.err != nil {
+		*op = Operation{}
+		return d.slowly(raw, op)
+	}
+	return nil
+}
+
+// slowly decodes raw with encoding/json.
+func (d *lineDecoder) slowly(raw []byte, op *Operation) error {
+	d.slow++
+	return strictUnmarshal(raw, op)
+}
+
+func (d *lineDecoder) input(v *fastjson.Value, in *Input) {
+	d.object(v, []byte("input"), func(key []byte, v *fastjson.Value) {
+		switch string(key) {
+		case "expected":
+			in.Expected = d.int64(v, key)
+		case "data":
+			in.Data = d.str(v, key)
+		case "prev":
+			in.Prev = d.str(v, key)
+		case "event_id":
+			in.EventID = d.str(v, key)
+		case "emits":
+			in.Emits = decodeArray(d, v, key, in.Emits, func(v *fastjson.Value, e *EmitRef) {
+				d.object(v, key, func(key []byte, v *fastjson.Value) {
+					switch string(key) {
+					case "event_id":
+						e.EventID = d.str(v, key)
+					case "target":
+						e.Target = d.strPtr(v, key)
+					default:
+						d.unknown(key)
+					}
+				})
+			})
+		case "timers":
+			in.Timers = decodeArray(d, v, key, in.Timers, func(v *fastjson.Value, t *TimerRef) {
+				d.object(v, key, func(key []byte, v *fastjson.Value) {
+					switch string(key) {
+					case "action":
+						t.Action = d.str(v, key)
+					case "path":
+						t.Path = d.str(v, key)
+					case "fire_at":
+						t.FireAt = d.float64(v, key)
+					default:
+						d.unknown(key)
+					}
+				})
+			})
+		case "spawns":
+			in.Spawns = decodeArray(d, v, key, in.Spawns, func(v *fastjson.Value, s *string) { *s = d.str(v, key) })
+		case "trace":
+			in.Trace = d.plain(v, key)
+		case "seq":
+			in.Seq = d.int64(v, key)
+		case "path":
+			in.Path = d.str(v, key)
+		case "fire_at":
+			in.FireAt = d.float64(v, key)
+		case "now":
+			in.Now = d.float64(v, key)
+		default:
+			d.unknown(key)
+		}
+	})
+}
+
+func (d *lineDecoder) output(v *fastjson.Value, out *Output, exec string) {
+	d.object(v, []byte("output"), func(key []byte, v *fastjson.Value) {
+		switch string(key) {
+		case "outcome":
+			out.Outcome = Outcome(d.str(v, key))
+		case "found":
+			out.Found = d.int64Ptr(v, key)
+		case "exists":
+			out.Exists = d.bool(v, key)
+		case "version":
+			out.Version = d.int64(v, key)
+		case "data":
+			out.Data = d.str(v, key)
+		case "processed":
+			out.Processed = d.bool(v, key)
+		case "trace":
+			out.Trace = d.traceItems(v, key, exec)
+		case "outbox":
+			out.Outbox = d.outboxItems(v, key)
+		case "spawns":
+			out.Spawns = d.spawnItems(v, key)
+		case "timers":
+			out.Timers = decodeArray(d, v, key, out.Timers, func(v *fastjson.Value, t *DueTimerItem) {
+				d.object(v, key, func(key []byte, v *fastjson.Value) {
+					switch string(key) {
+					case "execution":
+						t.Execution = d.str(v, key)
+					case "path":
+						t.Path = d.str(v, key)
+					case "fire_at":
+						t.FireAt = d.float64(v, key)
+					default:
+						d.unknown(key)
+					}
+				})
+			})
+		case "error":
+			out.Error = d.plain(v, key)
+		case "observed_ns":
+			out.Observed = d.int64(v, key)
+		default:
+			d.unknown(key)
+		}
+	})
+}
+
+// traceItems decodes a read_trace listing of execution exec. Its entries
+// are mostly the entries of the execution's previous listing at the same
+// indices (a ring moves by a few appends between two reads): those are
+// taken from it, compared in place, instead of allocated or looked up in
+// strs (a map of a million long ids is slow to search).
+func (d *lineDecoder) traceItems(v *fastjson.Value, key []byte, exec string) []TraceItem {
+	prev := d.traces[exec]
+	items := decodeArray(d, v, key, nil, func(v *fastjson.Value, t *TraceItem) {
+		var entry []byte
+		d.object(v, key, func(key []byte, v *fastjson.Value) {
+			switch string(key) {
+			case "index":
+				t.Index = d.int64(v, key)
+			case "entry":
+				entry = d.bytes(v, key)
+			default:
+				d.unknown(key)
+			}
+		})
+		t.Entry = sameEntry(prev, t.Index, entry)
+	})
+	if d.err == nil && exec != "" && len(items) > 0 {
+		if len(d.traces) >= maxInterned {
+			clear(d.traces)
+		}
+		d.traces[exec] = items
+	}
+	return items
+}
+
+// outboxItems decodes a pending_outbox listing. Like a trace listing, it
+// is mostly the previous listing's entries (by seq, both ascending): their
+// strings are taken from it.
+func (d *lineDecoder) outboxItems(v *fastjson.Value, key []byte) []OutboxItem {
+	prev, j := d.outbox, 0
+	items := decodeArray(d, v, key, nil, func(v *fastjson.Value, o *OutboxItem) {
+		var event, target []byte
+		d.object(v, key, func(key []byte, v *fastjson.Value) {
+			switch string(key) {
+			case "seq":
+				o.Seq = d.int64(v, key)
+			case "event_id":
+				event = d.bytes(v, key)
+			case "target":
+				if v.Type() != fastjson.TypeNull {
+					target = d.bytes(v, key)
+					if target == nil {
+						target = []byte{}
+					}
+				}
+			default:
+				d.unknown(key)
+			}
+		})
+		for j < len(prev) && prev[j].Seq < o.Seq {
+			j++
+		}
+		if j < len(prev) && prev[j].Seq == o.Seq && prev[j].EventID == string(event) &&
+			(prev[j].Target == nil) == (target == nil) && (target == nil || *prev[j].Target == string(target)) {
+			o.EventID, o.Target = prev[j].EventID, prev[j].Target
+			return
+		}
+		o.EventID = d.intern(event)
+		if target != nil {
+			t := d.intern(target)
+			o.Target = &t
+		}
+	})
+	if d.err == nil {
+		d.outbox = items
+	}
+	return items
+}
+
+// spawnItems decodes a pending_spawns listing as outboxItems does.
+func (d *lineDecoder) spawnItems(v *fastjson.Value, key []byte) []SpawnItem {
+	prev, j := d.spawns, 0
+	items := decodeArray(d, v, key, nil, func(v *fastjson.Value, s *SpawnItem) {
+		var parent, child []byte
+		d.object(v, key, func(key []byte, v *fastjson.Value) {
+			switch string(key) {
+			case "seq":
+				s.Seq = d.int64(v, key)
+			case "parent":
+				parent = d.bytes(v, key)
+			case "child":
+				child = d.bytes(v, key)
+			default:
+				d.unknown(key)
+			}
+		})
+		for j < len(prev) && prev[j].Seq < s.Seq {
+			j++
+		}
+		if j < len(prev) && prev[j].Seq == s.Seq && prev[j].Parent == string(parent) && prev[j].Child == string(child) {
+			s.Parent, s.Child = prev[j].Parent, prev[j].Child
+			return
+		}
+		s.Parent, s.Child = d.intern(parent), d.intern(child)
+	})
+	if d.err == nil {
+		d.spawns = items
+	}
+	return items
+}
+
+// sameEntry is prev's entry at index if it holds entry's bytes, else a
+// new string of them.
+func sameEntry(prev []TraceItem, index int64, entry []byte) string {
+	if len(prev) > 0 {
+		if pos := index - prev[0].Index; pos >= 0 && pos < int64(len(prev)) && prev[pos].Index == index && prev[pos].Entry == string(entry) {
+			return prev[pos].Entry
+		}
+	}
+	return string(entry)
+}
+
+// object calls field for each member of the object v; null is an empty
+// object, as encoding/json takes it.
+func (d *lineDecoder) object(v *fastjson.Value, what []byte, field func(key []byte, v *fastjson.Value)) {
+	if d.err != nil || v.Type() == fastjson.TypeNull {
+		return
+	}
+	o, err := v.Object()
+	if err != nil {
+		d.fail(fmt.Errorf("json: %s is not an object", what))
+		return
+	}
+	o.Visit(func(k []byte, v *fastjson.Value) {
+		if d.err == nil {
+			field(k, v)
+		}
+	})
+}
+
+// decodeArray decodes the array v into a slice reusing none of into's
+// elements (encoding/json replaces a slice); null is a nil slice.
+func decodeArray[T any](d *lineDecoder, v *fastjson.Value, k []byte, into []T, elem func(*fastjson.Value, *T)) []T {
+	if d.err != nil || v.Type() == fastjson.TypeNull {
+		return nil
+	}
+	a, err := v.Array()
+	if err != nil {
+		d.fail(fmt.Errorf("json: field %q is not an array", k))
+		return into
+	}
+	out := make([]T, len(a))
+	for i, e := range a {
+		elem(e, &out[i])
+	}
+	return out
+}
+
+// str decodes a string that recurs across lines (ids, kinds, outcomes):
+// one copy of it is kept.
+func (d *lineDecoder) str(v *fastjson.Value, k []byte) string {
+	return d.intern(d.bytes(v, k))
+}
+
+// plain decodes a string that is mostly new (an error, the id of the
+// trace entry a commit appends).
+func (d *lineDecoder) plain(v *fastjson.Value, k []byte) string {
+	return string(d.bytes(v, k))
+}
+
+// bytes decodes a string (null is "") into bytes valid until the next
+// line.
+func (d *lineDecoder) bytes(v *fastjson.Value, k []byte) []byte {
+	if d.err != nil || v.Type() == fastjson.TypeNull {
+		return nil
+	}
+	b, err := v.StringBytes()
+	if err != nil {
+		d.fail(fmt.Errorf("json: field %q is not a string", k))
+		return nil
+	}
+	return b
+}
+
+func (d *lineDecoder) strPtr(v *fastjson.Value, k []byte) *string {
+	if d.err != nil || v.Type() == fastjson.TypeNull {
+		return nil
+	}
+	s := d.str(v, k)
+	return &s
+}
+
+func (d *lineDecoder) int64(v *fastjson.Value, k []byte) int64 {
+	if d.err != nil || v.Type() == fastjson.TypeNull {
+		return 0
+	}
+	n, err := v.Int64()
+	if err != nil {
+		d.fail(fmt.Errorf("json: field %q is not an integer: %v", k, err))
+	}
+	return n
+}
+
+func (d *lineDecoder) int64Ptr(v *fastjson.Value, k []byte) *int64 {
+	if d.err != nil || v.Type() == fastjson.TypeNull {
+		return nil
+	}
+	n := d.int64(v, k)
+	return &n
+}
+
+func (d *lineDecoder) float64(v *fastjson.Value, k []byte) float64 {
+	if d.err != nil || v.Type() == fastjson.TypeNull {
+		return 0
+	}
+	f, err := v.Float64()
+	if err != nil {
+		d.fail(fmt.Errorf("json: field %q is not a number: %v", k, err))
+	}
+	return f
+}
+
+func (d *lineDecoder) bool(v *fastjson.Value, k []byte) bool {
+	if d.err != nil || v.Type() == fastjson.TypeNull {
+		return false
+	}
+	b, err := v.Bool()
+	if err != nil {
+		d.fail(fmt.Errorf("json: field %q is not a boolean", k))
+	}
+	return b
+}
+
+// intern returns the one copy of b's string.
+func (d *lineDecoder) intern(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if s, ok := d.strs[string(b)]; ok {
+		return s
+	}
+	if len(d.strs) >= maxInterned {
+		clear(d.strs)
+	}
+	s := string(b)
+	d.strs[s] = s
+	return s
+}
+
+func (d *lineDecoder) unknown(k []byte) {
+	d.fail(fmt.Errorf("json: unknown field %q", k))
+}
+
+func (d *lineDecoder) fail(err error) {
+	if d.err == nil {
+		d.err = err
+	}
+}

@@ -1,0 +1,203 @@
+package linearizability
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"pgregory.net/rapid"
+
+	"github.com/storecheck/storecheck/model"
+)
+
+// decodeBoth decodes line with the fast decoder and with encoding/json
+// (strictUnmarshal), and fails t unless both agree: the same operation, or
+// both an error with the same text.
+func decodeBoth(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, d *lineDecoder, line []byte) {
+	t.Helper()
+	var fast, slow Operation
+	errFast, errSlow := d.decode(line, &fast), strictUnmarshal(line, &slow)
+	if fmt.Sprint(errFast) != fmt.Sprint(errSlow) {
+		t.Fatalf("line %s: fast decoder says %v, encoding/json %v", line, errFast, errSlow)
+	}
+	if errSlow == nil && !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("line %s:\nfast decoder %+v\nencoding/json %+v", line, fast, slow)
+	}
+}
+
+// TestLineDecoderAgreesOnHistories: every line of simulated histories
+// (every kind, listings, indeterminate writes) decodes as encoding/json
+// decodes it.
+func TestLineDecoderAgreesOnHistories(t *testing.T) {
+	d, lines := newLineDecoder(), 0
+	for seed := uint64(1); seed <= 3; seed++ {
+		h := simulate(t, simConfig{ops: 2000, clients: 6, execs: 8, traceMax: model.DefaultTraceMax, seed: seed, indeterminate: 0.05})
+		var buf bytes.Buffer
+		if err := WriteJSONL(&buf, h); err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range bytes.Split(buf.Bytes(), []byte("\n"))[1:] {
+			if len(line) > 0 {
+				decodeBoth(t, d, line)
+				lines++
+			}
+		}
+	}
+	if d.slow != 0 || lines < 6000 {
+		t.Errorf("%d of %d lines went to encoding/json; storecheck's own lines should all take the fast path", d.slow, lines)
+	}
+}
+
+// TestLineDecoderAgreesOnDrawnOperations: operations with every field
+// drawn (odd strings, nulls, empty and long listings) encode and decode
+// back the same way through both decoders.
+func TestLineDecoderAgreesOnDrawnOperations(t *testing.T) {
+	d := newLineDecoder()
+	rapid.Check(t, func(t *rapid.T) {
+		str := rapid.OneOf(rapid.SampledFrom([]string{"", "e1", "c0-u3", "a\"b", "tab\there", "<&>", "\u2028", "é", "back\\slash"}), rapid.String())
+		opt := func(label string) *string {
+			if rapid.Bool().Draw(t, label+"_nil") {
+				return nil
+			}
+			s := str.Draw(t, label)
+			return &s
+		}
+		n := rapid.Int64Range(-1<<53, 1<<53)
+		f := rapid.Float64Range(-1e6, 1e6)
+		op := Operation{
+			Client: rapid.IntRange(0, 1<<20).Draw(t, "client"), Kind: Kind(str.Draw(t, "kind")), Execution: str.Draw(t, "execution"),
+			Call: n.Draw(t, "call"), Return: n.Draw(t, "return"), Heal: rapid.Bool().Draw(t, "heal"),
+			Replica: str.Draw(t, "replica"), ReadYourWrites: rapid.Bool().Draw(t, "ryw"),
+			Input: Input{
+				Expected: n.Draw(t, "expected"), Data: str.Draw(t, "data"), Prev: str.Draw(t, "prev"), EventID: str.Draw(t, "event"),
+				Emits: rapid.SliceOfN(rapid.Custom(func(t *rapid.T) EmitRef { return EmitRef{EventID: str.Draw(t, "e"), Target: opt("target")} }), 0, 3).Draw(t, "emits"),
+				Timers: rapid.SliceOfN(rapid.Custom(func(t *rapid.T) TimerRef {
+					return TimerRef{Action: str.Draw(t, "a"), Path: str.Draw(t, "p"), FireAt: f.Draw(t, "f")}
+				}), 0, 3).Draw(t, "timers"),
+				Spawns: rapid.SliceOfN(str, 0, 3).Draw(t, "spawns"), Trace: str.Draw(t, "trace"), Seq: n.Draw(t, "seq"),
+				Path: str.Draw(t, "path"), FireAt: f.Draw(t, "fire_at"), Now: f.Draw(t, "now"),
+			},
+			Output: Output{
+				Outcome: Outcome(str.Draw(t, "outcome")), Exists: rapid.Bool().Draw(t, "exists"), Version: n.Draw(t, "version"),
+				Data: str.Draw(t, "odata"), Processed: rapid.Bool().Draw(t, "processed"), Error: str.Draw(t, "error"), Observed: n.Draw(t, "observed"),
+				Trace: rapid.SliceOfN(rapid.Custom(func(t *rapid.T) TraceItem { return TraceItem{Index: n.Draw(t, "i"), Entry: str.Draw(t, "e")} }), 0, 4).Draw(t, "otrace"),
+				Outbox: rapid.SliceOfN(rapid.Custom(func(t *rapid.T) OutboxItem {
+					return OutboxItem{Seq: n.Draw(t, "s"), EventID: str.Draw(t, "e"), Target: opt("t")}
+				}), 0, 3).Draw(t, "outbox"),
+				Spawns: rapid.SliceOfN(rapid.Custom(func(t *rapid.T) SpawnItem {
+					return SpawnItem{Seq: n.Draw(t, "s"), Parent: str.Draw(t, "p"), Child: str.Draw(t, "c")}
+				}), 0, 3).Draw(t, "ospawns"),
+				Timers: rapid.SliceOfN(rapid.Custom(func(t *rapid.T) DueTimerItem {
+					return DueTimerItem{Execution: str.Draw(t, "x"), Path: str.Draw(t, "p"), FireAt: f.Draw(t, "f")}
+				}), 0, 3).Draw(t, "otimers"),
+			},
+		}
+		if rapid.Bool().Draw(t, "found") {
+			v := n.Draw(t, "found_v")
+			op.Output.Found = &v
+		}
+		line, err := json.Marshal(op)
+		if err != nil {
+			t.Fatal(err)
+		}
+		decodeBoth(t, d, line)
+	})
+}
+
+// TestLineDecoderRefusesAsEncodingJSON: lines that are wrong, or right in
+// ways the fast path does not take, get encoding/json's answer.
+func TestLineDecoderRefusesAsEncodingJSON(t *testing.T) {
+	d := newLineDecoder()
+	for _, line := range []string{
+		`{"kind":"load","nonsense":1}`,
+		`{"kind":"load","input":{"nonsense":1}}`,
+		`{"kind":"read_trace","output":{"outcome":"ok","trace":[{"index":1,"entry":"x","extra":2}]}}`,
+		`{not json`,
+		`{"client":01}`,
+		`{"client":1.5}`,
+		`{"client":"1"}`,
+		`{"client":NaN}`,
+		`{"client":1e3}`,
+		`{"client":99999999999999999999}`,
+		`{"heal":1}`,
+		`{"input":[]}`,
+		`{"output":{"trace":{}}}`,
+		`{"kind":"load"} {"kind":"load"}`,
+		`[1,2]`,
+		`null`,
+		`{"Client":3,"KIND":"load"}`,
+		`{"kind":"lo\u0061d","execution":"e\ud800"}`,
+		"{\"kind\":\"load\",\"execution\":\"e\xff\"}",
+		`{"kind":"load","execution":null,"input":null,"output":{"found":null,"trace":null}}`,
+		`{"kind":"load","client":2,"client":3,"input":{"data":"a"},"input":{"prev":"b"}}`,
+	} {
+		decodeBoth(t, d, []byte(line))
+	}
+	// All but the three well-formed ones (null, nulls, repeated keys).
+	if d.slow != 18 {
+		t.Errorf("%d lines went to encoding/json, want 18", d.slow)
+	}
+}
+
+// TestLineDecoderInterns: a string repeated across lines is held once.
+func TestLineDecoderInterns(t *testing.T) {
+	d := newLineDecoder()
+	var a, b Operation
+	for _, x := range []struct {
+		op   *Operation
+		line string
+	}{{&a, `{"kind":"read_trace","execution":"e7","output":{"outcome":"ok","trace":[{"index":1,"entry":"t-abc"}]}}`}, {&b, `{"kind":"read_trace","execution":"e7","output":{"outcome":"ok","trace":[{"index":1,"entry":"t-abc"}]}}`}} {
+		if err := d.decode([]byte(x.line), x.op); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if strings.Clone(a.Execution) != "e7" || a.Output.Trace[0].Entry != "t-abc" {
+		t.Fatalf("decoded %+v", a)
+	}
+	if &unsafeBytes(a.Output.Trace[0].Entry)[0] != &unsafeBytes(b.Output.Trace[0].Entry)[0] {
+		t.Errorf("the repeated trace entry is held twice")
+	}
+}
+
+func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
+// BenchmarkDecodeLines compares the line decoder with encoding/json on
+// the lines of a simulated history (one goroutine each).
+func BenchmarkDecodeLines(b *testing.B) {
+	h := simulate(b, simConfig{ops: 20000, clients: 20, execs: 100, traceMax: model.DefaultTraceMax, seed: 1, indeterminate: 0.01})
+	var buf bytes.Buffer
+	if err := WriteJSONL(&buf, h); err != nil {
+		b.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))[1:]
+	b.Run("fast", func(b *testing.B) {
+		d := newLineDecoder()
+		b.SetBytes(int64(buf.Len()))
+		for b.Loop() {
+			for _, l := range lines {
+				var op Operation
+				if err := d.decode(l, &op); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+	b.Run("encoding-json", func(b *testing.B) {
+		b.SetBytes(int64(buf.Len()))
+		for b.Loop() {
+			for _, l := range lines {
+				var op Operation
+				if err := strictUnmarshal(l, &op); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
