@@ -113,14 +113,25 @@ func (g *globalChecker) firstObservations() map[string][]int64 {
 
 // resolveAppends settles indeterminate standalone trace appends.
 func (g *globalChecker) resolveAppends(res resolution) {
+	// The earliest return of a read that listed each indeterminate append,
+	// -1 while none has: only those ids are looked for (a history holds
+	// millions of listed entries and few indeterminate appends).
 	seenAt := map[string]int64{}
+	for id, op := range g.traces {
+		if op.Kind == KindAppendTrace && op.Output.Outcome == OutcomeIndeterminate {
+			seenAt[id] = -1
+		}
+	}
+	if len(seenAt) == 0 {
+		return
+	}
 	for i := range g.h.Ops {
 		op := &g.h.Ops[i]
 		if op.Kind != KindReadTrace || op.Output.Outcome != OutcomeOK {
 			continue
 		}
 		for _, it := range op.Output.Trace {
-			if t, ok := seenAt[it.Entry]; !ok || op.Return < t {
+			if t, ok := seenAt[it.Entry]; ok && (t < 0 || op.Return < t) {
 				seenAt[it.Entry] = op.Return
 			}
 		}
@@ -129,7 +140,7 @@ func (g *globalChecker) resolveAppends(res resolution) {
 		if op.Kind != KindAppendTrace || op.Output.Outcome != OutcomeIndeterminate {
 			continue
 		}
-		if t, ok := seenAt[id]; ok {
+		if t := seenAt[id]; t >= 0 {
 			res.ret[op] = max(t, op.Call)
 			continue
 		}
@@ -143,13 +154,17 @@ func (g *globalChecker) resolveAppends(res resolution) {
 	if len(res.anon) == 0 {
 		return
 	}
+	anonOf := map[string][]*Operation{} // by execution
+	for a := range res.anon {
+		anonOf[a.Execution] = append(anonOf[a.Execution], a)
+	}
 	for i := range g.h.Ops {
 		op := &g.h.Ops[i]
 		if op.Kind != KindReadTrace || op.Output.Outcome != OutcomeOK {
 			continue
 		}
-		for a := range res.anon {
-			if a.Execution == op.Execution && a.Call < op.Return {
+		for _, a := range anonOf[op.Execution] {
+			if a.Call < op.Return {
 				res.maxAnon[op]++
 			}
 		}
