@@ -1,4 +1,10 @@
-package cli_test
+// Package realsqld_test runs storecheck's command line against real sqld
+// processes: whether a run's token stays secret and whether a run leaves
+// nothing behind. They are a package of their own so that they run in a
+// process of their own, beside the other packages' tests instead of after
+// them in internal/cli's (they mostly wait on sqld and its sweep levels),
+// and so that "nothing of this process is left" covers exactly these runs.
+package realsqld_test
 
 import (
 	"bytes"
@@ -176,4 +182,10 @@ func knownIssue(t *testing.T, r reports.Run) bool {
 	}
 	t.Logf("%s: FAIL explained by known issue %s: %s", r.Scenario, r.KnownIssue, r.Reason)
 	return true
+}
+
+// lastLines is the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	return strings.Join(lines[max(0, len(lines)-n):], "\n") + "\n"
 }
