@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,28 +96,36 @@ func TestRealSqldTokenNeverWritten(t *testing.T) {
 		"libsql+replica:" + filepath.Join(dbs, "a.db") + "?primary=" + p.URL() + "&sync_interval=50ms",
 		"libsql+replica:" + filepath.Join(dbs, "b.db") + "?sync_interval=50ms",
 	}
-	var printed bytes.Buffer
+	// The two runs are independent (their own databases, output folders
+	// and primaries; a namespace's name carries a random tag), so they run
+	// side by side: the test waits on sqld, not on the CPU.
+	printed := make([]bytes.Buffer, len(urls))
+	var wg sync.WaitGroup
 	for i, u := range urls {
-		out := filepath.Join(outs, string(rune('a'+i)))
-		var stdout, stderr bytes.Buffer
-		code := cli.Main(context.Background(), append([]string{"run", "--out", out, "--backend", u}, small...), &stdout, &stderr)
-		t.Logf("%s: exit %d\n%s%s", u, code, lastLines(stdout.String(), 5), stderr.String())
-		printed.Write(stdout.Bytes())
-		printed.Write(stderr.Bytes())
-		sum, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range sum.Runs {
-			if r.Verdict != reports.Pass && !knownIssue(t, r) {
-				t.Errorf("%s on %s: %s: %s", r.Scenario, u, r.Verdict, r.Reason)
+		wg.Go(func() {
+			out := filepath.Join(outs, string(rune('a'+i)))
+			var stdout, stderr bytes.Buffer
+			code := cli.Main(context.Background(), append([]string{"run", "--out", out, "--backend", u}, small...), &stdout, &stderr)
+			t.Logf("%s: exit %d\n%s%s", u, code, lastLines(stdout.String(), 5), stderr.String())
+			printed[i].Write(stdout.Bytes())
+			printed[i].Write(stderr.Bytes())
+			sum, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
+			if err != nil {
+				t.Errorf("%s: %v", u, err)
+				return
 			}
-			if i == 1 && (len(r.Servers) == 0 || !strings.Contains(r.Servers[0], "sqld")) {
-				t.Errorf("%s: the summary does not say which sqld ran: %q", r.Scenario, r.Servers)
+			for _, r := range sum.Runs {
+				if r.Verdict != reports.Pass && !knownIssue(t, r) {
+					t.Errorf("%s on %s: %s: %s", r.Scenario, u, r.Verdict, r.Reason)
+				}
+				if i == 1 && (len(r.Servers) == 0 || !strings.Contains(r.Servers[0], "sqld")) {
+					t.Errorf("%s: the summary does not say which sqld ran: %q", r.Scenario, r.Servers)
+				}
 			}
-		}
+		})
 	}
-	files := grepRun(t, printed.Bytes(), []string{outs, dbs}, p.Token(), jwtHeader)
+	wg.Wait()
+	files := grepRun(t, append(printed[0].Bytes(), printed[1].Bytes()...), []string{outs, dbs}, p.Token(), jwtHeader)
 	if files < 20 {
 		t.Errorf("the runs wrote only %d files: the grep proves little", files)
 	}
