@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -70,27 +71,63 @@ func rqliteScenarios() []Scenario {
 }
 
 // killDuringInstallScenario interrupts snapshot installs (chaos.KillDuringInstall).
-// A run in which no install was interrupted tested nothing of what it is
-// for: it is NOT RUN, with what the URL needs, never PASS.
+// It needs the leader to snapshot often: on a process cluster whose URL
+// sets no snapshot threshold, the scenario gives its servers a low one
+// (snapshotFlags) and says so. A run in which no install was interrupted
+// tested nothing of what it is for: it is NOT RUN, with what the URL needs,
+// never PASS.
 func killDuringInstallScenario() Scenario {
 	const name = "kill-during-install"
 	sc := faultScenario(name, "a follower is SIGKILLed, the leader snapshots past it, the follower is restarted and SIGKILLed again "+
 		"the moment its live log shows it installing the leader's snapshot, then restarted, again and again, under the concurrent workload "+
-		"(needs a low snapshot threshold: flags=-raft-snap=50,-raft-snap-int=1s, and a process cluster)",
+		"(a process cluster; its servers get a low snapshot threshold, "+snapshotFlags+", unless the URL sets one)",
 		func(cluster.Cluster, *workload.Config) chaos.Schedule {
 			return chaos.Schedule{Faults: []chaos.Fault{chaos.KillDuringInstall{}}, Interval: 2 * time.Second, Duration: 3 * time.Second, Jitter: 0.3}
 		})
 	run := sc.Run
 	sc.Run = func(ctx context.Context, t Target, p Params) Result {
+		given := ""
+		if u, ok := withSnapshotFlags(t.URL); ok {
+			if nt, err := TargetFor(u); err == nil {
+				t.Target, given = nt.Target, "its servers were given "+snapshotFlags+" (the URL set no snapshot threshold)"
+			}
+		}
 		res := run(ctx, t, p)
 		if res.Verdict == reports.Pass && res.Metrics["install_kills"] == 0 {
 			res.Verdict = reports.NotRun
 			res.Reason = "no snapshot install was interrupted in this run (the leader took no snapshot past the killed follower, or the follower caught up from the log): " +
-				"give the servers a low snapshot threshold, e.g. rqlite+process:?nodes=3&flags=-raft-snap=50,-raft-snap-int=1s"
+				"give the servers a low snapshot threshold, e.g. rqlite+process:?nodes=3&flags=" + snapshotFlags
+		}
+		if given != "" {
+			res.Reason = strings.TrimPrefix(res.Reason+"; "+given, "; ")
 		}
 		return res
 	}
 	return sc
+}
+
+// snapshotFlags make an rqlite leader snapshot every 50 log entries,
+// checked every second.
+const snapshotFlags = "-raft-snap=50,-raft-snap-int=1s"
+
+// withSnapshotFlags adds snapshotFlags to the flags of an rqlite+process
+// URL that sets no snapshot threshold; ok is false (and raw returned) for
+// any other URL.
+func withSnapshotFlags(raw string) (string, bool) {
+	base, query, _ := strings.Cut(raw, "?")
+	if base != "rqlite+process:" || strings.Contains(query, "raft-snap") {
+		return raw, false
+	}
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		return raw, false
+	}
+	flags := snapshotFlags
+	if f := q.Get("flags"); f != "" {
+		flags = f + "," + snapshotFlags
+	}
+	q.Set("flags", flags)
+	return base + "?" + q.Encode(), true
 }
 
 // DefaultFaultDuration is how long a fault scenario's traffic runs when
