@@ -3,6 +3,7 @@ package linearizability
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
@@ -31,7 +32,8 @@ type lineDecoder struct {
 	// outbox and spawns are the last pending listings (outboxItems).
 	outbox []OutboxItem
 	spawns []SpawnItem
-	err    error // the first error of the line being decoded
+	err    error  // the first error of the line being decoded
+	num    []byte // a number's text, for strconv
 	// slow counts the lines handed to encoding/json.
 	slow int
 }
@@ -408,7 +410,14 @@ func (d *lineDecoder) float64(v *fastjson.Value, k []byte) float64 {
 	if d.err != nil || v.Type() == fastjson.TypeNull {
 		return 0
 	}
-	f, err := v.Float64()
+	if v.Type() != fastjson.TypeNumber {
+		d.fail(fmt.Errorf("json: field %q is not a number", k))
+		return 0
+	}
+	// fastjson's own float parsing is not correctly rounded at extreme
+	// exponents; strconv's is, as encoding/json's.
+	d.num = v.MarshalTo(d.num[:0])
+	f, err := strconv.ParseFloat(string(d.num), 64)
 	if err != nil {
 		d.fail(fmt.Errorf("json: field %q is not a number: %v", k, err))
 	}
