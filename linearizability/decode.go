@@ -1,9 +1,9 @@
 package linearizability
 
 import (
-	"bytes"
 	"fmt"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/valyala/fastjson"
@@ -48,9 +48,11 @@ func newLineDecoder() *lineDecoder {
 // decode decodes one operation line into op as strictUnmarshal does
 // (encoding/json, unknown fields disallowed).
 func (d *lineDecoder) decode(raw []byte, op *Operation) error {
-	// Validation is strict JSON (the parser alone is lenient about numbers
-	// and NaN).
-	if bytes.Contains(raw, []byte(`\u`)) || !utf8.Valid(raw) || fastjson.ValidateBytes(raw) != nil {
+	// fastjson's parser is strict about structure and literals but not
+	// about strings (raw control characters, unknown escapes) or numbers
+	// (01, +1, NaN): plainText refuses the first, and every number read
+	// is checked against JSON's grammar (number, integer).
+	if !plainText(raw) {
 		return d.slowly(raw, op)
 	}
 	v, err := d.p.ParseBytes(raw)
@@ -391,6 +393,15 @@ func (d *lineDecoder) int64(v *fastjson.Value, k []byte) int64 {
 	if d.err != nil || v.Type() == fastjson.TypeNull {
 		return 0
 	}
+	if v.Type() != fastjson.TypeNumber {
+		d.fail(fmt.Errorf("json: field %q is not a number", k))
+		return 0
+	}
+	d.num = v.MarshalTo(d.num[:0])
+	if !integer(d.num) {
+		d.fail(fmt.Errorf("json: field %q is not an integer: %s", k, d.num))
+		return 0
+	}
 	n, err := v.Int64()
 	if err != nil {
 		d.fail(fmt.Errorf("json: field %q is not an integer: %v", k, err))
@@ -417,6 +428,10 @@ func (d *lineDecoder) float64(v *fastjson.Value, k []byte) float64 {
 	// fastjson's own float parsing is not correctly rounded at extreme
 	// exponents; strconv's is, as encoding/json's.
 	d.num = v.MarshalTo(d.num[:0])
+	if !number(d.num) {
+		d.fail(fmt.Errorf("json: field %q is not a JSON number: %s", k, d.num))
+		return 0
+	}
 	f, err := strconv.ParseFloat(string(d.num), 64)
 	if err != nil {
 		d.fail(fmt.Errorf("json: field %q is not a number: %v", k, err))
@@ -459,4 +474,80 @@ func (d *lineDecoder) fail(err error) {
 	if d.err == nil {
 		d.err = err
 	}
+}
+
+// plainText reports whether a line is valid UTF-8 whose strings need no
+// more than fastjson checks: no control character anywhere (a line
+// storecheck writes has none: encoding/json escapes them) and no escape
+// but \" \\ \/ \b \f \n \r \t (a \uXXXX goes to encoding/json, which
+// alone decodes surrogates as it does).
+func plainText(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c < 0x20:
+			return false
+		case c == '\\':
+			if i+1 == len(raw) || !strings.ContainsRune(`"\/bfnrt`, rune(raw[i+1])) {
+				return false
+			}
+			i++
+		}
+	}
+	return utf8.Valid(raw)
+}
+
+// integer reports whether b is a JSON integer: -?(0|[1-9][0-9]*).
+func integer(b []byte) bool {
+	if len(b) > 0 && b[0] == '-' {
+		b = b[1:]
+	}
+	if len(b) == 0 || (b[0] == '0' && len(b) > 1) {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// number reports whether b is a JSON number:
+// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
+func number(b []byte) bool {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	start := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	if i == start || (b[start] == '0' && i-start > 1) {
+		return false
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		frac := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == frac {
+			return false
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		exp := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		if i == exp {
+			return false
+		}
+	}
+	return i == len(b)
 }

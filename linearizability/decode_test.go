@@ -137,12 +137,37 @@ func TestLineDecoderRefusesAsEncodingJSON(t *testing.T) {
 		"{\"kind\":\"load\",\"execution\":\"e\xff\"}",
 		`{"kind":"load","execution":null,"input":null,"output":{"found":null,"trace":null}}`,
 		`{"kind":"load","client":2,"client":3,"input":{"data":"a"},"input":{"prev":"b"}}`,
+		"{\"kind\":\"lo\tad\"}",
+		`{"kind":"lo\xad"}`,
+		`{"client":+1}`,
+		`{"client":-01}`,
+		`{"input":{"fire_at":1.}}`,
+		`{"input":{"fire_at":.5}}`,
+		`{"input":{"now":1e}}`,
+		`{"input":{"now":Infinity}}`,
+		`{"input":{"now":-nan}}`,
+		`{"kind":"load",}`,
+		`{"kind":"load" "client":1}`,
+		`{"kind":"load"`,
+		`{"output":{"outbox":[{"seq":1,},]}}`,
 	} {
 		decodeBoth(t, d, []byte(line))
 	}
 	// All but the three well-formed ones (null, nulls, repeated keys).
-	if d.slow != 18 {
-		t.Errorf("%d lines went to encoding/json, want 18", d.slow)
+	if d.slow != 31 {
+		t.Errorf("%d lines went to encoding/json, want 31", d.slow)
+	}
+	// Numbers and escapes JSON allows take the fast path, and agree.
+	d.slow = 0
+	for _, line := range []string{
+		`{"client":-0,"input":{"fire_at":-0.0,"now":1E+2,"expected":0},"output":{"found":-7}}`,
+		`{"input":{"fire_at":12.5e-3,"now":0.000001}}`,
+		`{"kind":"a\"b\\c\/d\be\ff\ng\rh\ti"}`,
+	} {
+		decodeBoth(t, d, []byte(line))
+	}
+	if d.slow != 0 {
+		t.Errorf("%d well-formed lines went to encoding/json", d.slow)
 	}
 }
 
