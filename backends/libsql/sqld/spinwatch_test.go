@@ -43,7 +43,13 @@ func TestSpinWatchWritesEvidence(t *testing.T) {
 		t.Errorf("evidence:\n%s", text)
 	}
 	if _, err := exec.LookPath("gdb"); err == nil && !strings.Contains(text, "#0 ") {
-		t.Errorf("gdb is installed but the evidence holds no stack:\n%s", text)
+		if strings.Contains(text, "ptrace") {
+			// A machine that forbids attaching (no CAP_SYS_PTRACE, yama):
+			// the samples are there, the dump cannot be; the file says why.
+			t.Logf("NOT RUN (the stack part): gdb may not attach here:\n%s", text)
+		} else {
+			t.Errorf("gdb is installed but the evidence holds no stack:\n%s", text)
+		}
 	}
 	if _, err := os.Stat(spun + ".partial"); err == nil {
 		t.Errorf("a partial evidence file was left")
