@@ -21,7 +21,7 @@ func TestSpinWatchWritesEvidence(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		w := newSpinWatch(cmd.Process.Pid, filepath.Join(dir, name+".log"))
-		w.sample, w.cores, w.windows = 200*time.Millisecond, 0.3, 3
+		w.sample, w.cores, w.windows = 200*time.Millisecond, 0.1, 3
 		exited := make(chan struct{})
 		watched := make(chan struct{})
 		go func() { defer close(watched); w.run(exited) }()
