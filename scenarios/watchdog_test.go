@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/storecheck/storecheck/backends/libsql/sqld"
 )
 
 // watchdogGrace is how long past its deadline a run may take to return.
@@ -59,24 +61,15 @@ func sqldCPU() map[string]childCPU {
 	out := map[string]childCPU{}
 	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
-		b, err := os.ReadFile(filepath.Join(p, "stat"))
+		pid, err := strconv.Atoi(filepath.Base(p))
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid … utime(14) stime(15), after the comm.
-		text := string(b)
-		end := strings.LastIndexByte(text, ')')
-		if end < 0 {
+		st, err := sqld.ReadProcStat(pid)
+		if err != nil || st.PPID != os.Getpid() || !strings.Contains(st.Comm, "sqld") {
 			continue
 		}
-		comm := text[strings.IndexByte(text, '(')+1 : end]
-		f := strings.Fields(text[end+2:])
-		if len(f) < 13 || f[1] != strconv.Itoa(os.Getpid()) || !strings.Contains(comm, "sqld") {
-			continue
-		}
-		u, _ := strconv.ParseFloat(f[11], 64)
-		st, _ := strconv.ParseFloat(f[12], 64)
-		out[filepath.Base(p)] = childCPU{comm: comm, seconds: (u + st) / 100} // clock ticks, 100 a second
+		out[filepath.Base(p)] = childCPU{comm: st.Comm, seconds: st.CPU}
 	}
 	return out
 }
@@ -107,59 +100,6 @@ func spinningServers() string {
 		}
 	}
 	return strings.Join(found, "; ")
-}
-
-// spinWatch samples the sqld processes this process started every
-// spinSample while a run goes on, and remembers one that used more than a
-// core for spinWindows samples in a row: the wedge of docs/KNOWN-ISSUES.md
-// (a healthy sqld under this test's traffic uses a fraction of a core).
-// Since storecheck's go-libsql calls are bounded, such a run no longer
-// hangs: it comes back FAIL, and the test needs to know why.
-type spinWatch struct {
-	stop chan struct{}
-	done chan string
-}
-
-const (
-	spinSample  = 5 * time.Second
-	spinWindows = 4
-)
-
-func watchSpinning() *spinWatch {
-	w := &spinWatch{stop: make(chan struct{}), done: make(chan string, 1)}
-	go func() {
-		tick := time.NewTicker(spinSample)
-		defer tick.Stop()
-		last, streak, found := sqldCPU(), map[string]int{}, ""
-		for {
-			select {
-			case <-w.stop:
-				w.done <- found
-				return
-			case <-tick.C:
-			}
-			now := sqldCPU()
-			for pid, c := range now {
-				used := c.seconds - last[pid].seconds
-				if used <= spinSample.Seconds() {
-					streak[pid] = 0
-					continue
-				}
-				if streak[pid]++; streak[pid] >= spinWindows && found == "" {
-					found = fmt.Sprintf("%s (pid %s) used over a core for %v in a row (%.1f s of CPU in the last %v)",
-						c.comm, pid, spinSample*spinWindows, used, spinSample)
-				}
-			}
-			last = now
-		}
-	}()
-	return w
-}
-
-// Stop ends the watch and says what spun, "" if nothing did.
-func (w *spinWatch) Stop() string {
-	close(w.stop)
-	return <-w.done
 }
 
 func TestRunWatchedReturnsTheResult(t *testing.T) {

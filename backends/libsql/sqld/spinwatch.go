@@ -123,27 +123,42 @@ func (w spinWatch) threadDump() string {
 	return head + ":\n" + string(out)
 }
 
-// cpuSeconds is the user and system CPU time pid has used, from
-// /proc/PID/stat (in clock ticks of 1/100 s, as Linux reports them).
-func cpuSeconds(pid int) (float64, error) {
+// ProcStat is what /proc/PID/stat says of a process.
+type ProcStat struct {
+	Comm string  // its command name
+	PPID int     // its parent's pid
+	CPU  float64 // user and system CPU seconds used so far
+}
+
+// ReadProcStat reads /proc/PID/stat (CPU times in clock ticks of 1/100 s,
+// as Linux reports them).
+func ReadProcStat(pid int) (ProcStat, error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, err
+		return ProcStat{}, err
 	}
-	// pid (comm) state ppid … utime(14) stime(15): fields after the comm.
+	// pid (comm) state ppid … utime(14) stime(15): the comm may hold
+	// spaces and parentheses, so the fields are counted after its last ')'.
 	text := string(b)
-	end := strings.LastIndexByte(text, ')')
-	if end < 0 || end+2 > len(text) {
-		return 0, fmt.Errorf("unreadable /proc/%d/stat", pid)
+	open, end := strings.IndexByte(text, '('), strings.LastIndexByte(text, ')')
+	if open < 0 || end < open || end+2 > len(text) {
+		return ProcStat{}, fmt.Errorf("unreadable /proc/%d/stat", pid)
 	}
 	f := strings.Fields(text[end+2:])
 	if len(f) < 13 {
-		return 0, fmt.Errorf("short /proc/%d/stat", pid)
+		return ProcStat{}, fmt.Errorf("short /proc/%d/stat", pid)
 	}
+	ppid, err0 := strconv.Atoi(f[1])
 	u, err1 := strconv.ParseFloat(f[11], 64)
-	s, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("unreadable CPU times in /proc/%d/stat", pid)
+	st, err2 := strconv.ParseFloat(f[12], 64)
+	if err0 != nil || err1 != nil || err2 != nil {
+		return ProcStat{}, fmt.Errorf("unreadable fields in /proc/%d/stat", pid)
 	}
-	return (u + s) / 100, nil
+	return ProcStat{Comm: text[open+1 : end], PPID: ppid, CPU: (u + st) / 100}, nil
+}
+
+// cpuSeconds is the CPU time pid has used.
+func cpuSeconds(pid int) (float64, error) {
+	st, err := ReadProcStat(pid)
+	return st.CPU, err
 }
