@@ -111,7 +111,7 @@ func (d *lineDecoder) input(v *fastjson.Value, in *Input) {
 		case "event_id":
 			in.EventID = d.str(v, key)
 		case "emits":
-			in.Emits = decodeArray(d, v, key, in.Emits, func(v *fastjson.Value, e *EmitRef) {
+			in.Emits = decodeArray(d, v, key, func(v *fastjson.Value, e *EmitRef) {
 				d.object(v, key, func(key []byte, v *fastjson.Value) {
 					switch string(key) {
 					case "event_id":
@@ -124,7 +124,7 @@ func (d *lineDecoder) input(v *fastjson.Value, in *Input) {
 				})
 			})
 		case "timers":
-			in.Timers = decodeArray(d, v, key, in.Timers, func(v *fastjson.Value, t *TimerRef) {
+			in.Timers = decodeArray(d, v, key, func(v *fastjson.Value, t *TimerRef) {
 				d.object(v, key, func(key []byte, v *fastjson.Value) {
 					switch string(key) {
 					case "action":
@@ -139,7 +139,7 @@ func (d *lineDecoder) input(v *fastjson.Value, in *Input) {
 				})
 			})
 		case "spawns":
-			in.Spawns = decodeArray(d, v, key, in.Spawns, func(v *fastjson.Value, s *string) { *s = d.str(v, key) })
+			in.Spawns = decodeArray(d, v, key, func(v *fastjson.Value, s *string) { *s = d.str(v, key) })
 		case "trace":
 			in.Trace = d.plain(v, key)
 		case "seq":
@@ -178,7 +178,7 @@ func (d *lineDecoder) output(v *fastjson.Value, out *Output, exec string) {
 		case "spawns":
 			out.Spawns = d.spawnItems(v, key)
 		case "timers":
-			out.Timers = decodeArray(d, v, key, out.Timers, func(v *fastjson.Value, t *DueTimerItem) {
+			out.Timers = decodeArray(d, v, key, func(v *fastjson.Value, t *DueTimerItem) {
 				d.object(v, key, func(key []byte, v *fastjson.Value) {
 					switch string(key) {
 					case "execution":
@@ -209,7 +209,7 @@ func (d *lineDecoder) output(v *fastjson.Value, out *Output, exec string) {
 // strs (a map of a million long ids is slow to search).
 func (d *lineDecoder) traceItems(v *fastjson.Value, key []byte, exec string) []TraceItem {
 	prev := d.traces[exec]
-	items := decodeArray(d, v, key, nil, func(v *fastjson.Value, t *TraceItem) {
+	items := decodeArray(d, v, key, func(v *fastjson.Value, t *TraceItem) {
 		var entry []byte
 		d.object(v, key, func(key []byte, v *fastjson.Value) {
 			switch string(key) {
@@ -237,7 +237,7 @@ func (d *lineDecoder) traceItems(v *fastjson.Value, key []byte, exec string) []T
 // strings are taken from it.
 func (d *lineDecoder) outboxItems(v *fastjson.Value, key []byte) []OutboxItem {
 	prev, j := d.outbox, 0
-	items := decodeArray(d, v, key, nil, func(v *fastjson.Value, o *OutboxItem) {
+	items := decodeArray(d, v, key, func(v *fastjson.Value, o *OutboxItem) {
 		var event, target []byte
 		d.object(v, key, func(key []byte, v *fastjson.Value) {
 			switch string(key) {
@@ -256,12 +256,9 @@ func (d *lineDecoder) outboxItems(v *fastjson.Value, key []byte) []OutboxItem {
 				d.unknown(key)
 			}
 		})
-		for j < len(prev) && prev[j].Seq < o.Seq {
-			j++
-		}
-		if j < len(prev) && prev[j].Seq == o.Seq && prev[j].EventID == string(event) &&
-			(prev[j].Target == nil) == (target == nil) && (target == nil || *prev[j].Target == string(target)) {
-			o.EventID, o.Target = prev[j].EventID, prev[j].Target
+		if p, ok := atSeq(prev, &j, o.Seq, func(p OutboxItem) int64 { return p.Seq }); ok && p.EventID == string(event) &&
+			(p.Target == nil) == (target == nil) && (target == nil || *p.Target == string(target)) {
+			o.EventID, o.Target = p.EventID, p.Target
 			return
 		}
 		o.EventID = d.intern(event)
@@ -279,7 +276,7 @@ func (d *lineDecoder) outboxItems(v *fastjson.Value, key []byte) []OutboxItem {
 // spawnItems decodes a pending_spawns listing as outboxItems does.
 func (d *lineDecoder) spawnItems(v *fastjson.Value, key []byte) []SpawnItem {
 	prev, j := d.spawns, 0
-	items := decodeArray(d, v, key, nil, func(v *fastjson.Value, s *SpawnItem) {
+	items := decodeArray(d, v, key, func(v *fastjson.Value, s *SpawnItem) {
 		var parent, child []byte
 		d.object(v, key, func(key []byte, v *fastjson.Value) {
 			switch string(key) {
@@ -293,11 +290,8 @@ func (d *lineDecoder) spawnItems(v *fastjson.Value, key []byte) []SpawnItem {
 				d.unknown(key)
 			}
 		})
-		for j < len(prev) && prev[j].Seq < s.Seq {
-			j++
-		}
-		if j < len(prev) && prev[j].Seq == s.Seq && prev[j].Parent == string(parent) && prev[j].Child == string(child) {
-			s.Parent, s.Child = prev[j].Parent, prev[j].Child
+		if p, ok := atSeq(prev, &j, s.Seq, func(p SpawnItem) int64 { return p.Seq }); ok && p.Parent == string(parent) && p.Child == string(child) {
+			s.Parent, s.Child = p.Parent, p.Child
 			return
 		}
 		s.Parent, s.Child = d.intern(parent), d.intern(child)
@@ -306,6 +300,20 @@ func (d *lineDecoder) spawnItems(v *fastjson.Value, key []byte) []SpawnItem {
 		d.spawns = items
 	}
 	return items
+}
+
+// atSeq moves *j through prev (ascending by seq) to seq, and returns the
+// item there if prev holds one at that seq: a walk of two listings in
+// step, one pass for the whole listing.
+func atSeq[T any](prev []T, j *int, seq int64, seqOf func(T) int64) (T, bool) {
+	for *j < len(prev) && seqOf(prev[*j]) < seq {
+		*j++
+	}
+	if *j < len(prev) && seqOf(prev[*j]) == seq {
+		return prev[*j], true
+	}
+	var zero T
+	return zero, false
 }
 
 // sameEntry is prev's entry at index if it holds entry's bytes, else a
@@ -337,16 +345,16 @@ func (d *lineDecoder) object(v *fastjson.Value, what []byte, field func(key []by
 	})
 }
 
-// decodeArray decodes the array v into a slice reusing none of into's
-// elements (encoding/json replaces a slice); null is a nil slice.
-func decodeArray[T any](d *lineDecoder, v *fastjson.Value, k []byte, into []T, elem func(*fastjson.Value, *T)) []T {
+// decodeArray decodes the array v into a new slice (encoding/json too
+// replaces a slice a repeated key had set); null is a nil slice.
+func decodeArray[T any](d *lineDecoder, v *fastjson.Value, k []byte, elem func(*fastjson.Value, *T)) []T {
 	if d.err != nil || v.Type() == fastjson.TypeNull {
 		return nil
 	}
 	a, err := v.Array()
 	if err != nil {
 		d.fail(fmt.Errorf("json: field %q is not an array", k))
-		return into
+		return nil
 	}
 	out := make([]T, len(a))
 	for i, e := range a {

@@ -226,3 +226,28 @@ func BenchmarkDecodeLines(b *testing.B) {
 		}
 	})
 }
+
+// TestLineDecoderSharesQueueListings: an outbox entry listed again at the
+// same seq is held once; one whose event changed at that seq is not taken
+// from the earlier listing.
+func TestLineDecoderSharesQueueListings(t *testing.T) {
+	d := newLineDecoder()
+	lines := []string{
+		`{"kind":"pending_outbox","output":{"outcome":"ok","outbox":[{"seq":1,"event_id":"ev-a","target":"x"},{"seq":2,"event_id":"ev-b"}]}}`,
+		`{"kind":"pending_outbox","output":{"outcome":"ok","outbox":[{"seq":2,"event_id":"ev-b"},{"seq":3,"event_id":"ev-c"}]}}`,
+		`{"kind":"pending_outbox","output":{"outcome":"ok","outbox":[{"seq":2,"event_id":"ev-z"}]}}`,
+	}
+	ops := make([]Operation, len(lines))
+	for i, l := range lines {
+		if err := d.decode([]byte(l), &ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first, second, third := ops[0].Output.Outbox[1], ops[1].Output.Outbox[0], ops[2].Output.Outbox[0]
+	if &unsafeBytes(first.EventID)[0] != &unsafeBytes(second.EventID)[0] {
+		t.Errorf("seq 2 listed twice is held twice")
+	}
+	if third.EventID != "ev-z" || ops[1].Output.Outbox[1].EventID != "ev-c" || *ops[0].Output.Outbox[0].Target != "x" {
+		t.Errorf("decoded %+v %+v %+v", ops[0].Output.Outbox, ops[1].Output.Outbox, ops[2].Output.Outbox)
+	}
+}
