@@ -168,6 +168,7 @@ func writeMillion(b *testing.B, path string) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer os.Remove(path + ".partial") // gone once renamed; never left half-written
 	defer f.Close()
 	w := bufio.NewWriter(f)
 	if err := WriteJSONL(w, h); err != nil {

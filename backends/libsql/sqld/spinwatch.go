@@ -101,8 +101,8 @@ func (w spinWatch) write(samples []float64) {
 	b.WriteString("\n\n")
 	b.WriteString(w.threadDump())
 	tmp := w.evidence + ".partial"
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err == nil {
-		_ = os.Rename(tmp, w.evidence)
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil || os.Rename(tmp, w.evidence) != nil {
+		_ = os.Remove(tmp) // nothing half-written is left
 	}
 }
 
