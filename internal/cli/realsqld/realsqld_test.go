@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,6 +101,7 @@ func TestRealSqldTokenNeverWritten(t *testing.T) {
 	// and primaries; a namespace's name carries a random tag), so they run
 	// side by side: the test waits on sqld, not on the CPU.
 	printed := make([]bytes.Buffer, len(urls))
+	known := &knownIssues{}
 	var wg sync.WaitGroup
 	for i, u := range urls {
 		wg.Go(func() {
@@ -115,7 +117,7 @@ func TestRealSqldTokenNeverWritten(t *testing.T) {
 				return
 			}
 			for _, r := range sum.Runs {
-				if r.Verdict != reports.Pass && !knownIssue(t, r) {
+				if r.Verdict != reports.Pass && !known.explains(t, r) {
 					t.Errorf("%s on %s: %s: %s", r.Scenario, u, r.Verdict, r.Reason)
 				}
 				if i == 1 && (len(r.Servers) == 0 || !strings.Contains(r.Servers[0], "sqld")) {
@@ -135,6 +137,7 @@ func TestRealSqldTokenNeverWritten(t *testing.T) {
 	if left := libsql.Leftovers(context.Background()); len(left) > 0 {
 		t.Errorf("left behind: %v", left)
 	}
+	known.notRunIfAny(t)
 }
 
 // TestRealSqldLeavesNothing: after a passing run, a failing run (a
@@ -171,26 +174,46 @@ func TestRealSqldLeavesNothing(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := sum.Runs[0].Verdict; got != c.want && !(c.want == reports.Pass && knownIssue(t, sum.Runs[0])) {
+			known := &knownIssues{}
+			if got := sum.Runs[0].Verdict; got != c.want && !(c.want == reports.Pass && known.explains(t, sum.Runs[0])) {
 				t.Errorf("verdict %s (%s), want %s", got, sum.Runs[0].Reason, c.want)
 			}
 			if left := libsql.Leftovers(context.Background()); len(left) > 0 {
 				t.Errorf("left behind: %v", left)
 			}
+			known.notRunIfAny(t)
 		})
 	}
 }
 
-// knownIssue reports whether a failed run is explained by a confirmed
-// upstream bug (the runner matched its evidence), and logs it: such a run
-// is sqld's FAIL, not storecheck's.
-func knownIssue(t *testing.T, r reports.Run) bool {
+// knownIssues collects the failed runs a confirmed upstream bug explains
+// (the runner matched its evidence): such a run is sqld's FAIL, not
+// storecheck's, but it did not show the PASS the test wanted either, so
+// the test ends NOT RUN, after its other checks, instead of PASS.
+type knownIssues struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+// explains reports whether r is such a run, and records it.
+func (k *knownIssues) explains(t *testing.T, r reports.Run) bool {
 	t.Helper()
 	if r.Verdict != reports.Fail || r.KnownIssue == "" {
 		return false
 	}
-	t.Logf("%s: FAIL explained by known issue %s: %s", r.Scenario, r.KnownIssue, r.Reason)
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.seen = append(k.seen, fmt.Sprintf("%s: FAIL explained by known issue %s: %s", r.Scenario, r.KnownIssue, r.Reason))
 	return true
+}
+
+// notRunIfAny ends the test NOT RUN when a known issue struck (a failure
+// already recorded stays a failure).
+func (k *knownIssues) notRunIfAny(t *testing.T) {
+	t.Helper()
+	if len(k.seen) > 0 {
+		t.Skipf("NOT RUN (in part): %s", strings.Join(k.seen, "; "))
+	}
 }
 
 // lastLines is the last n lines of s.
