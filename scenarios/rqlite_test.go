@@ -316,6 +316,7 @@ func TestLeaderStallCatchesWeakReads(t *testing.T) {
 		}
 		reasons = append(reasons, fmt.Sprintf("seed %d: %s %s", seed, res.Verdict, res.Reason))
 	}
+	o.assertCleanedUp(t) // a run that caught nothing must leave nothing either
 	t.Fatalf("no stale read at the thawed leader in two runs at level weak:\n%s", strings.Join(reasons, "\n"))
 }
 
