@@ -266,3 +266,28 @@ func TestRunAndQualifyTakeTheSameFlags(t *testing.T) {
 		t.Errorf("run takes %v\nqualify takes %v", r, q)
 	}
 }
+
+// mutants --quiet prints the table (with the seeds it ran) and where the
+// reports are, and nothing on stderr; without it, the seed line and one
+// progress line per run go to stderr.
+func TestMutantsQuiet(t *testing.T) {
+	for _, quiet := range []bool{true, false} {
+		args := []string{"mutants", "--only", "memory", "--seed", "1", "--out", t.TempDir()}
+		if quiet {
+			args = append(args, "--quiet")
+		}
+		code, stdout, stderr := run(t, args...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		if !strings.Contains(stdout, "from --seed 1") || !strings.Contains(stdout, "summary: ") {
+			t.Errorf("%v: the table or the report paths are missing:\n%s", args, stdout)
+		}
+		if quiet && stderr != "" {
+			t.Errorf("--quiet printed on stderr:\n%s", stderr)
+		}
+		if !quiet && (!strings.Contains(stderr, "repeat with --seed 1") || !strings.Contains(stderr, "memory (correct) conformance")) {
+			t.Errorf("without --quiet, no seed or progress line on stderr:\n%s", stderr)
+		}
+	}
+}

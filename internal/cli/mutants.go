@@ -19,6 +19,7 @@ type mutantsFlags struct {
 	out      string
 	only     stringList
 	parallel int
+	quiet    bool
 }
 
 func (f *mutantsFlags) register(fs *flag.FlagSet) {
@@ -27,6 +28,7 @@ func (f *mutantsFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.seed, "seed", "base seed; each scenario's seed is derived from it and printed (default: a fresh one)")
 	fs.StringVar(&f.out, "out", "storecheck-mutants", "output folder (DIR); mutants.json and summary.json are written there")
 	fs.Var(&f.only, "only", "catalogue entries to run, comma-separated or repeated (default: every mutant and every correct backend)")
+	fs.BoolVar(&f.quiet, "quiet", false, "print only the table and where the reports are: no seed line, no progress")
 	fs.IntVar(&f.parallel, "parallel", defaultParallel(), "runs at once: different catalogue entries side by side, each entry's scenarios in order, power-loss alone after them; times to catch are then the loaded machine's; the default is half the CPUs")
 }
 
@@ -60,11 +62,13 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 		return ExitUsage, err
 	}
 	seed := f.seed.resolve()
-	r := mutantrun.Runner{Subjects: subjects, Seed: seed, Budget: f.budget, OutDir: f.out, Parallel: f.parallel,
-		Progress: func(s mutantrun.Subject, res mutantrun.RunResult) {
+	r := mutantrun.Runner{Subjects: subjects, Seed: seed, Budget: f.budget, OutDir: f.out, Parallel: f.parallel}
+	if !f.quiet {
+		r.Progress = func(s mutantrun.Subject, res mutantrun.RunResult) {
 			fmt.Fprintf(e.stderr, "storecheck: %s (%s) %s, seed %d: %s (%d ops, %v)\n",
 				s.Name, s.Kind, res.Scenario, res.Seed, res.Verdict, res.Ops, res.Time.Round(time.Millisecond))
-		}}
+		}
+	}
 	scs, err := mutantrun.DefaultScenarios()
 	if err != nil {
 		return ExitUsage, err
@@ -73,7 +77,9 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 	for _, sc := range scs {
 		derived = append(derived, fmt.Sprintf("%s %d", sc.Name, mutantrun.DeriveSeed(seed, sc.Name)))
 	}
-	fmt.Fprintf(e.stderr, "storecheck: seed %d (repeat with --seed %d); run seeds: %s\n", seed, seed, strings.Join(derived, ", "))
+	if !f.quiet {
+		fmt.Fprintf(e.stderr, "storecheck: seed %d (repeat with --seed %d); run seeds: %s\n", seed, seed, strings.Join(derived, ", "))
+	}
 	r.Scenarios = scs
 	table, _, err := r.Run(ctx)
 	if err != nil {

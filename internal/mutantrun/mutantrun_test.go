@@ -41,10 +41,14 @@ func ciSubjects(t *testing.T) ([]Subject, []scenarios.Scenario) {
 	return subjects, scs
 }
 
-// ciSizing is the default sizing with minimisation bounded, to keep CI quick.
+// ciSizing is the default sizing with minimisation cut short, to keep CI
+// quick: these tests assert what is caught and by which scenario, not how
+// short the minimal sequence gets (storecheck mutants shrinks in full).
+// With 10 shrink runs instead of 100, TestEveryMutantCaught's three seeds
+// took 38 s of CPU instead of 53 s (one after the other, 2026-12-01).
 func ciSizing() Sizing {
 	s := DefaultSizing()
-	s.ShrinkRuns = 100
+	s.ShrinkRuns = 10
 	return s
 }
 
