@@ -185,3 +185,69 @@ func TestRecorderHistoryChecks(t *testing.T) {
 		t.Fatalf("verdict %s: %v; notes %v", rep.Verdict, rep.Err, rep.Notes)
 	}
 }
+
+// Clients recording side by side: the history is in return order, every
+// timestamp is distinct, each client's operations are sequential, and a
+// history taken while they run is a prefix of the final one (nothing that
+// returned before its last operation is missing from it).
+func TestRecorderConcurrentClients(t *testing.T) {
+	ctx := context.Background()
+	rec := NewRecorder(model.NewReference(model.DefaultConfig()))
+	const clients, each = 8, 300
+	done := make(chan struct{})
+	var snapshots []History
+	go func() {
+		defer close(done)
+		for rec.Len() < clients*each && len(snapshots) < 200 {
+			snapshots = append(snapshots, rec.History())
+		}
+	}()
+	errs := make(chan error, clients)
+	for i := range clients {
+		go func() {
+			c := rec.Client()
+			for j := range each {
+				if _, err := c.Load(ctx, fmt.Sprintf("e%d", (i+j)%5)); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range clients {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	<-done
+	final := rec.History().Ops
+	if len(final) != clients*each || rec.Len() != len(final) {
+		t.Fatalf("%d operations, Len %d; want %d", len(final), rec.Len(), clients*each)
+	}
+	seen := map[int64]bool{}
+	lastReturn := map[int]int64{}
+	for i, op := range final {
+		if i > 0 && op.Return <= final[i-1].Return {
+			t.Fatalf("op %d returned at %d, not after op %d at %d", i, op.Return, i-1, final[i-1].Return)
+		}
+		if seen[op.Call] || seen[op.Return] || op.Call >= op.Return {
+			t.Fatalf("op %d: call %d, return %d: a time reused or out of order", i, op.Call, op.Return)
+		}
+		seen[op.Call], seen[op.Return] = true, true
+		if op.Call <= lastReturn[op.Client] {
+			t.Fatalf("client %d: op %d called at %d before its previous one returned (%d)", op.Client, i, op.Call, lastReturn[op.Client])
+		}
+		lastReturn[op.Client] = op.Return
+	}
+	if len(snapshots) < 2 {
+		t.Logf("only %d histories taken while the clients ran", len(snapshots))
+	}
+	for _, h := range snapshots {
+		for i, op := range h.Ops {
+			if op.Return != final[i].Return || op.Client != final[i].Client {
+				t.Fatalf("a history taken during the run is not a prefix of the final one at op %d", i)
+			}
+		}
+	}
+}
