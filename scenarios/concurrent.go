@@ -167,14 +167,27 @@ func openConcurrent(ctx context.Context, t Target, p Params, cfg model.Config) (
 // the traffic and the faults' heals.
 const GuaranteeAvailability = "availability"
 
-// notRecovered makes a run whose store did not serve the final reads a
-// FAIL (availability), keeping what the history recorded up to then
+// notRecovered makes a run whose store stopped answering during the
+// traffic (for the workload's stall bound) or did not serve the final reads
+// a FAIL (availability), keeping what the history recorded up to then
 // showed besides: a stale read found there is still reported.
 func notRecovered(out *Result, res *workload.Result) {
-	if res.NotRecovered == nil {
+	var found []string
+	for _, err := range []error{res.Stalled, res.NotRecovered} {
+		if err != nil {
+			found = append(found, err.Error())
+		}
+	}
+	if len(found) == 0 {
 		return
 	}
-	reason := fmt.Sprintf("%s: %v", GuaranteeAvailability, res.NotRecovered)
+	if res.Stalled != nil {
+		if out.Metrics == nil {
+			out.Metrics = map[string]float64{}
+		}
+		out.Metrics["traffic_stalled"] = 1
+	}
+	reason := fmt.Sprintf("%s: %s", GuaranteeAvailability, strings.Join(found, "; "))
 	if out.Verdict == reports.Fail && out.Reason != "" {
 		reason += "; the history up to then: " + out.Reason
 	}

@@ -36,6 +36,8 @@ type worker struct {
 	events map[string][]string // event ids committed, for re-delivery
 	due    []model.DueTimer    // what the last sweep saw, for stale deletes
 	flying *inflight           // the commits in flight, shared by the clients
+
+	answered func() // tells the stall watch a call returned in time; may be nil
 }
 
 func newWorker(idx int, cfg *Config, c *linearizability.Client, execs []string, flying *inflight) *worker {
@@ -75,9 +77,19 @@ func (w *worker) step(ctx context.Context, i int) error {
 	return steps[kind](ctx, w.execs[exec])
 }
 
-// op returns the context of one store call.
+// op returns the context of one store call, and its cancel, to be called
+// as the call ends: a call that ended before its context did is an answer.
 func (w *worker) op(ctx context.Context) (context.Context, context.CancelFunc) {
-	return context.WithTimeout(ctx, w.cfg.OpTimeout)
+	octx, cancel := context.WithTimeout(ctx, w.cfg.OpTimeout)
+	if w.answered == nil {
+		return octx, cancel
+	}
+	return octx, func() {
+		if octx.Err() == nil {
+			w.answered()
+		}
+		cancel()
+	}
 }
 
 // token starts a new attempt.

@@ -56,6 +56,11 @@ type Config struct {
 	// OpTimeout bounds each store call; a call that runs out of time is
 	// recorded as indeterminate. 0 means DefaultOpTimeout.
 	OpTimeout time.Duration
+	// StallBound stops the traffic when no store call of any client has
+	// returned within its timeout for this long (Result.Stalled, wrapping
+	// ErrStalled); the run then heals and checks what it recorded. 0 means
+	// DefaultStallBound or 6 × OpTimeout, whichever is longer.
+	StallBound time.Duration
 	// CheckTimeout bounds the linearizability check; 0 means
 	// linearizability.DefaultTimeout. A check that runs out of time gives
 	// the verdict Unknown.
@@ -156,6 +161,9 @@ func (c Config) normalize() (Config, error) {
 	if c.OpTimeout == 0 {
 		c.OpTimeout = DefaultOpTimeout
 	}
+	if c.StallBound == 0 {
+		c.StallBound = max(DefaultStallBound, 6*c.OpTimeout)
+	}
 	if c.TraceMax == 0 {
 		c.TraceMax = model.DefaultTraceMax
 	}
@@ -172,6 +180,8 @@ func (c Config) normalize() (Config, error) {
 		return c, fmt.Errorf("workload: duration must be 0..%v, got %v", MaxDuration, c.Duration)
 	case c.OpTimeout < 0 || c.CheckTimeout < 0:
 		return c, fmt.Errorf("workload: timeouts must not be negative")
+	case c.StallBound <= c.OpTimeout:
+		return c, fmt.Errorf("workload: the stall bound (%v) must be longer than the call timeout (%v)", c.StallBound, c.OpTimeout)
 	}
 	total := 0
 	for _, w := range c.Mix.weights() {

@@ -27,12 +27,14 @@ func Drive(ctx context.Context, rec *linearizability.Recorder, cfg Config) (int,
 	if err != nil {
 		return 0, err
 	}
-	return drive(ctx, rec, cfg)
+	return drive(ctx, rec, cfg, nil)
 }
 
 // drive runs the clients of a normalized cfg until the step budget or the
-// duration is spent, or ctx ends.
-func drive(ctx context.Context, rec *linearizability.Recorder, cfg Config) (int, error) {
+// duration is spent, or ctx ends (an error, with the steps taken so far).
+// answered, when set, is told of every store call that returned within its
+// timeout.
+func drive(ctx context.Context, rec *linearizability.Recorder, cfg Config, answered func()) (int, error) {
 	execs := cfg.executionIDs()
 	deadline := time.Now().Add(cfg.Duration)
 	errs := make([]error, cfg.Clients)
@@ -46,6 +48,7 @@ func drive(ctx context.Context, rec *linearizability.Recorder, cfg Config) (int,
 			c = rec.NewClient(linearizability.ClientOptions{Store: r, Replica: r.Name(), ReadYourWrites: r.ReadYourWrites()})
 		}
 		w := newWorker(cfg.FirstClient+i, &cfg, c, execs, flying)
+		w.answered = answered
 		wg.Go(func() {
 			errs[i] = w.run(ctx, deadline)
 			steps.Add(int64(w.done))
@@ -56,7 +59,7 @@ func drive(ctx context.Context, rec *linearizability.Recorder, cfg Config) (int,
 		return 0, fmt.Errorf("workload: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
-		return 0, fmt.Errorf("workload stopped: %w", err)
+		return int(steps.Load()), fmt.Errorf("workload stopped: %w", err)
 	}
 	return int(steps.Load()), nil
 }

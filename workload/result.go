@@ -30,6 +30,11 @@ type Result struct {
 	// linearizability.ErrNotRecovered): a broken guarantee, availability.
 	// The history recorded up to then was checked all the same.
 	NotRecovered error
+	// Stalled, when set, says the traffic stopped early because no store
+	// call returned within its timeout for Config.StallBound (wrapping
+	// ErrStalled): a broken guarantee, availability. What was recorded up
+	// to then was healed and checked all the same.
+	Stalled error
 	// TrafficTime is the traffic phase; CheckTime the checker's time
 	// (porcupine and global checks).
 	TrafficTime, CheckTime time.Duration

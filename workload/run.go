@@ -46,7 +46,7 @@ func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 	start := time.Now()
 	wait := during(ctx, cfg, rec)
 	waitObserve := observe(ctx, cfg, rec)
-	steps, err := drive(ctx, rec, cfg)
+	steps, stalled, err := driveWatched(ctx, rec, cfg)
 	if derr := wait(); err == nil && derr != nil {
 		err = fmt.Errorf("workload: alongside the traffic: %w", derr)
 	}
@@ -56,7 +56,7 @@ func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Notes: notes, Seed: cfg.Seed, Steps: steps, PlanDigest: PlanDigest(cfg), TrafficTime: time.Since(start)}
+	res := &Result{Notes: notes, Seed: cfg.Seed, Steps: steps, PlanDigest: PlanDigest(cfg), TrafficTime: time.Since(start), Stalled: stalled}
 
 	// A store that does not serve the heal reads did not recover: that is
 	// a finding (Result.NotRecovered), and the history up to it is still
@@ -82,6 +82,29 @@ func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// driveWatched is drive under a stall watch: when the store answers no
+// call for cfg.StallBound, the traffic stops and the stall is returned
+// apart from the error (it is a finding, not a harness failure).
+func driveWatched(ctx context.Context, rec *linearizability.Recorder, cfg Config) (steps int, stalled, err error) {
+	traffic, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	watch := newStallWatch(cfg)
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		watch.run(traffic, stop)
+	}()
+	steps, err = drive(traffic, rec, cfg, watch.answered)
+	stop(nil)
+	<-watched
+	stalled = context.Cause(traffic)
+	if ctx.Err() != nil || !errors.Is(stalled, ErrStalled) {
+		return steps, nil, err
+	}
+	// The traffic's own end was the stall: drive's "stopped" error is it.
+	return steps, stalled, nil
 }
 
 // checkEmpty refuses a store that holds rows the run did not write.

@@ -1,0 +1,57 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+)
+
+// ErrStalled marks traffic that stopped because the store stopped
+// answering: no store call of any client returned within its timeout for
+// Config.StallBound. Without this bound a store that hangs every call would
+// keep a run going for Ops × OpTimeout / Clients (hours at the defaults).
+var ErrStalled = errors.New("the store answered no call")
+
+// DefaultStallBound is Config.StallBound's default, raised to
+// 6 × OpTimeout where that is longer: far past any fault window a scenario
+// injects (seconds), so that only a store that stopped answering reaches it.
+const DefaultStallBound = time.Minute
+
+// stallWatch stops the traffic when no store call has returned in time for
+// bound. A call returned in time when its context had not expired (nor
+// been cancelled) as the call ended; an answer that is an error counts, a
+// timeout does not.
+type stallWatch struct {
+	bound, opTimeout time.Duration
+	start            time.Time
+	last             atomic.Int64 // time of the last answer, since start
+}
+
+func newStallWatch(cfg Config) *stallWatch {
+	return &stallWatch{bound: cfg.StallBound, opTimeout: cfg.OpTimeout, start: time.Now()}
+}
+
+// answered records that a call returned in time.
+func (s *stallWatch) answered() { s.last.Store(int64(time.Since(s.start))) }
+
+// run checks for a stall until ctx ends; on one it stops the traffic with
+// an error wrapping ErrStalled that says from when to when.
+func (s *stallWatch) run(ctx context.Context, stop context.CancelCauseFunc) {
+	tick := time.NewTicker(min(time.Second, s.bound/10))
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		since, now := time.Duration(s.last.Load()), time.Since(s.start)
+		if now-since > s.bound {
+			stop(fmt.Errorf("%w within its %v timeout from %.1fs to %.1fs of the traffic (more than %v), and the traffic stopped there",
+				ErrStalled, s.opTimeout, since.Seconds(), now.Seconds(), s.bound))
+			return
+		}
+	}
+}
