@@ -3,6 +3,7 @@
 package libsql
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,15 +29,29 @@ import (
 // within milliseconds, so seconds mean the call is stuck elsewhere.
 const callGrace = 3 * time.Second
 
+// maxCall bounds a call whose caller set no deadline (the property suite's
+// steps set none): far past any answer a working server gives here, so that
+// only a wedged primary reaches it, and a run against one still ends, in a
+// verdict, instead of waiting for ever.
+const maxCall = 2 * time.Minute
+
 // guard bounds one link's go-libsql calls.
 type guard struct {
 	name     string // "replica r0", "primary": for errors
 	drop     func() // drops the link's connections; nil when it has none
 	inflight sync.WaitGroup
+	maxCall  time.Duration // 0 means maxCall
 }
 
-// guarded runs fn, bounded by ctx as described above.
+// guarded runs fn, bounded by ctx as described above, or by the guard's
+// maxCall when ctx has no deadline.
 func guarded[T any](ctx context.Context, g *guard, what string, fn func() (T, error)) (T, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		bound := cmp.Or(g.maxCall, maxCall)
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, bound, fmt.Errorf("no answer in %v, the bound of a call whose caller set no deadline: %w", bound, context.DeadlineExceeded))
+		defer cancel()
+	}
 	type result struct {
 		v   T
 		err error
