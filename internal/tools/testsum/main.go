@@ -154,15 +154,23 @@ func text(b *strings.Builder) string {
 	return b.String()
 }
 
-// skipReason is the last line a skipped test logged before it skipped.
+// skipReason is the line a skipped test gave its reason on: the last one
+// that says NOT RUN (this repository's skip messages do), else the last line
+// it logged — a cleanup may log after the skip (where it kept evidence).
 func skipReason(out string) string {
-	var last string
+	var last, marked string
 	for _, l := range strings.Split(out, "\n") {
 		l = strings.TrimSpace(l)
 		if l == "" || strings.HasPrefix(l, "=== ") || strings.HasPrefix(l, "--- SKIP") {
 			continue
 		}
 		last = l
+		if strings.Contains(l, "NOT RUN") {
+			marked = l
+		}
+	}
+	if marked != "" {
+		last = marked
 	}
 	if _, after, ok := strings.Cut(last, ": "); ok && strings.Contains(last, ".go:") {
 		last = after

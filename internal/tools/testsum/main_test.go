@@ -15,6 +15,11 @@ func TestSummary(t *testing.T) {
 		`{"Action":"output","Package":"p","Test":"TestB","Output":"    b_test.go:9: NOT RUN: no sqld here\n"}`,
 		`{"Action":"output","Package":"p","Test":"TestB","Output":"--- SKIP: TestB (0.00s)\n"}`,
 		`{"Action":"skip","Package":"p","Test":"TestB"}`,
+		`{"Action":"run","Package":"p","Test":"TestE"}`,
+		`{"Action":"output","Package":"p","Test":"TestE","Output":"    e_test.go:7: NOT RUN: FAIL explained by known issue x\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestE","Output":"    e_test.go:44: evidence kept in /tmp/e\n"}`,
+		`{"Action":"output","Package":"p","Test":"TestE","Output":"--- SKIP: TestE (0.00s)\n"}`,
+		`{"Action":"skip","Package":"p","Test":"TestE"}`,
 		`{"Action":"output","Package":"p","Test":"TestC","Output":"    c_test.go:3: want 1, got 2\n"}`,
 		`{"Action":"fail","Package":"p","Test":"TestC","Elapsed":0.1}`,
 		`{"Action":"run","Package":"p","Test":"TestD"}`,
@@ -29,7 +34,8 @@ func TestSummary(t *testing.T) {
 		"--- PASS: TestA", "--- SKIP: TestB: NOT RUN: no sqld here", "--- FAIL: TestC", "want 1, got 2",
 		"FAIL q: the test binary ended without a verdict",
 		"--- NO VERDICT: TestD", "panic: test timed out after 30m0s",
-		"1 tests passed, 4 failed, 1 NOT RUN (skipped)", "NOT RUN p TestB: NOT RUN: no sqld here",
+		"1 tests passed, 4 failed, 2 NOT RUN (skipped)", "NOT RUN p TestB: NOT RUN: no sqld here",
+		"NOT RUN p TestE: NOT RUN: FAIL explained by known issue x",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q in:\n%s", want, got)
