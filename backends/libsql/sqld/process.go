@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // process runs a sqld binary.
@@ -199,9 +201,57 @@ func (s *procServer) Kill(ctx context.Context) error {
 }
 
 // Pause freezes sqld with SIGSTOP: its sockets stay open, nothing answers.
-func (s *procServer) Pause(context.Context) error {
-	_, err := s.signal(syscall.SIGSTOP)
-	return err
+// It returns once every thread of sqld has stopped: kill(2) only starts a
+// group stop, and until a thread of sqld takes the signal (on a loaded
+// machine, milliseconds later) its other threads go on serving.
+func (s *procServer) Pause(ctx context.Context) error {
+	done, err := s.signal(syscall.SIGSTOP)
+	if err != nil || done == nil {
+		return err
+	}
+	s.mu.Lock()
+	pid := s.cmd.Process.Pid
+	s.mu.Unlock()
+	return waitStopped(ctx, pid, done, stopBound)
+}
+
+// stopBound bounds the wait for a group stop.
+const stopBound = 5 * time.Second
+
+// waitStopped waits until every thread of pid is stopped (state T), the
+// process has exited (done is closed), ctx ends or bound passes.
+func waitStopped(ctx context.Context, pid int, done <-chan struct{}, bound time.Duration) error {
+	deadline := time.Now().Add(bound)
+	for {
+		if stoppedAll(pid) {
+			return nil
+		}
+		select {
+		case <-done:
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("sqld (pid %d) not yet stopped after SIGSTOP: %w", pid, ctx.Err())
+		case <-time.After(2 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("sqld (pid %d) did not stop within %v of SIGSTOP", pid, bound)
+		}
+	}
+}
+
+// stoppedAll reports whether every thread of pid is stopped.
+func stoppedAll(pid int) bool {
+	tasks, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, t := range tasks {
+		st, err := readStat("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/stat")
+		if err != nil || st.State != 'T' {
+			return false
+		}
+	}
+	return true
 }
 
 // Resume thaws it with SIGCONT.
