@@ -21,8 +21,11 @@ run: build
 
 ## test: every test, one line each, and at the end the tests NOT RUN (skipped)
 ## with their reasons; backends that need servers report NOT RUN when absent.
+## TESTP test binaries run at once: one more than the CPUs (go's default is the
+## CPUs), since the real-server tests spend much of their time waiting (docs/PERFORMANCE.md).
+TESTP   ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test:
-	set -o pipefail; $(GO) test -count=1 -json -timeout 30m $(PKGS) | $(GO) run ./internal/tools/testsum
+	set -o pipefail; $(GO) test -p $(TESTP) -count=1 -json -timeout 30m $(PKGS) | $(GO) run ./internal/tools/testsum
 
 test-short:
 	$(GO) test -count=1 -short $(PKGS)
