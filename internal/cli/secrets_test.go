@@ -5,11 +5,11 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
+
+	"github.com/storecheck/storecheck/internal/cli/clitest"
 
 	"github.com/storecheck/storecheck/internal/cli"
 )
@@ -53,35 +53,11 @@ func TestNoTokenInAnyOutput(t *testing.T) {
 		out := filepath.Join(outs, string(rune('a'+i)))
 		var stdout, stderr bytes.Buffer
 		code := cli.Main(context.Background(), append(append([]string{"run", "--out", out}, args...), small...), &stdout, &stderr)
-		t.Logf("run %d: exit %d\n%s%s", i, code, lastLines(stdout.String(), 3), stderr.String())
+		t.Logf("run %d: exit %d\n%s%s", i, code, clitest.LastLines(stdout.String(), 3), stderr.String())
 		printed.Write(stdout.Bytes())
 		printed.Write(stderr.Bytes())
 	}
-	for _, secret := range []string{envToken, urlToken} {
-		if strings.Contains(printed.String(), secret) {
-			t.Errorf("a token was printed:\n%s", printed.String())
-		}
-	}
-	files := 0
-	err := filepath.WalkDir(outs, func(path string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		files++
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		for _, secret := range []string{envToken, urlToken} {
-			if bytes.Contains(raw, []byte(secret)) {
-				t.Errorf("%s holds a token", path)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	files := clitest.GrepSecrets(t, printed.Bytes(), []string{outs}, envToken, urlToken)
 	if files < 10 {
 		t.Errorf("the runs wrote only %d files: the grep proves little", files)
 	}
@@ -95,9 +71,4 @@ func TestNoTokenInAnyOutput(t *testing.T) {
 			t.Errorf("the primary got Authorization %q, want the environment's token", a)
 		}
 	}
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n") + "\n"
 }

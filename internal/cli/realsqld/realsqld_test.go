@@ -11,12 +11,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/storecheck/storecheck/internal/cli/clitest"
 
 	"github.com/storecheck/storecheck/backends/libsql"
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
@@ -41,40 +42,6 @@ func realPrimary(t *testing.T) *libsql.Primary {
 	}
 	t.Cleanup(func() { p.Close() })
 	return p
-}
-
-// grepRun fails the test if any secret appears in what the run printed or
-// in any file under dirs; it returns how many files it read.
-func grepRun(t *testing.T, printed []byte, dirs []string, secrets ...string) int {
-	t.Helper()
-	for _, s := range secrets {
-		if bytes.Contains(printed, []byte(s)) {
-			t.Errorf("a secret (%.12s…) was printed", s)
-		}
-	}
-	files := 0
-	for _, dir := range dirs {
-		err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.IsDir() {
-				return err
-			}
-			files++
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			for _, s := range secrets {
-				if bytes.Contains(raw, []byte(s)) {
-					t.Errorf("%s holds a secret (%.12s…)", path, s)
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	return files
 }
 
 // TestRealSqldTokenNeverWritten runs the three replica scenarios against a
@@ -108,7 +75,7 @@ func TestRealSqldTokenNeverWritten(t *testing.T) {
 			out := filepath.Join(outs, string(rune('a'+i)))
 			var stdout, stderr bytes.Buffer
 			code := cli.Main(context.Background(), append([]string{"run", "--out", out, "--backend", u}, small...), &stdout, &stderr)
-			t.Logf("%s: exit %d\n%s%s", u, code, lastLines(stdout.String(), 5), stderr.String())
+			t.Logf("%s: exit %d\n%s%s", u, code, clitest.LastLines(stdout.String(), 5), stderr.String())
 			printed[i].Write(stdout.Bytes())
 			printed[i].Write(stderr.Bytes())
 			sum, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
@@ -127,7 +94,7 @@ func TestRealSqldTokenNeverWritten(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	files := grepRun(t, append(printed[0].Bytes(), printed[1].Bytes()...), []string{outs, dbs}, p.Token(), jwtHeader)
+	files := clitest.GrepSecrets(t, append(printed[0].Bytes(), printed[1].Bytes()...), []string{outs, dbs}, p.Token(), jwtHeader)
 	if files < 20 {
 		t.Errorf("the runs wrote only %d files: the grep proves little", files)
 	}
@@ -173,7 +140,7 @@ func TestRealSqldLeavesNothing(t *testing.T) {
 			out := t.TempDir()
 			var stdout, stderr bytes.Buffer
 			code := cli.Main(ctx, append([]string{"run", "--out", out, "--backend", c.url, "--scenario", c.scenario}, small...), &stdout, &stderr)
-			t.Logf("exit %d\n%s%s", code, lastLines(stdout.String(), 3), stderr.String())
+			t.Logf("exit %d\n%s%s", code, clitest.LastLines(stdout.String(), 3), stderr.String())
 			sum, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
 			if err != nil {
 				t.Fatal(err)
@@ -218,10 +185,4 @@ func (k *knownIssues) notRunIfAny(t *testing.T) {
 	if len(k.seen) > 0 {
 		t.Skipf("NOT RUN (in part): %s", strings.Join(k.seen, "; "))
 	}
-}
-
-// lastLines is the last n lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n") + "\n"
 }
