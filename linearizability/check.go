@@ -104,12 +104,26 @@ func Check(ctx context.Context, h History, opt Options) (*Report, error) {
 		// witnesses); porcupine only adds evidence, so it gets a short leash.
 		popt.Timeout = provenTimeout
 	}
+	// The rows checks read the history and the checker's own tables, never
+	// porcupine's: they run beside it, into a report of their own that is
+	// merged after porcupine's findings, so the report is the same as if
+	// they ran after it.
+	rows := &Report{}
+	g.rep = rows
+	var rowsTime time.Duration
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.Now()
+		g.checkRows()
+		rowsTime = time.Since(t)
+	}()
 	checkPartitions(ctx, h, popt, rep, res)
 	rep.LinearizationTime = time.Since(start)
-
-	start = time.Now()
-	g.checkRows()
-	rep.GlobalTime += time.Since(start)
+	<-done
+	g.rep = rep
+	rep.GlobalTime += rowsTime
+	rep.merge(rows)
 
 	if len(rep.Violations) > 0 {
 		errs := make([]error, len(rep.Violations))
@@ -137,6 +151,20 @@ func CheckFile(ctx context.Context, path string, opt Options) (*Report, error) {
 		return nil, err
 	}
 	return Check(ctx, h, opt)
+}
+
+// merge appends what a later stage found, into its own report, to r.
+func (r *Report) merge(later *Report) {
+	for _, v := range later.Violations {
+		if len(r.Violations) >= maxViolations {
+			break
+		}
+		r.Violations = append(r.Violations, v)
+	}
+	r.Notes = append(r.Notes, later.Notes...)
+	if later.Replica != nil {
+		r.Replica = later.Replica
+	}
 }
 
 // add appends a violation, up to maxViolations.
@@ -177,7 +205,7 @@ func Validate(h History) error {
 // checkPartitions runs porcupine on every partition, Workers at a time,
 // within the timeout, and records illegal and undecided partitions.
 func checkPartitions(ctx context.Context, h History, opt Options, rep *Report, res resolution) {
-	keys, groups := groupPartitions(porcupineOps(h.Ops, res))
+	keys, groups := partitionIndex(h.Ops, res)
 	rep.Partitions = len(keys)
 	timeout := opt.Timeout
 	if timeout <= 0 {
@@ -205,7 +233,7 @@ func checkPartitions(ctx context.Context, h History, opt Options, rep *Report, r
 					results[i] = porcupine.Unknown
 					continue
 				}
-				results[i] = porcupine.CheckOperationsTimeout(m, groups[i], left)
+				results[i] = porcupine.CheckOperationsTimeout(m, partitionOps(h.Ops, keys[i], groups[i], res), left)
 			}
 		}()
 	}

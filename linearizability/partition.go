@@ -25,14 +25,15 @@ func (k pkey) String() string { return fmt.Sprintf("%s/%s", k.exec, k.part) }
 // register partition then holds the commits and the primary's reads.
 func porcupineOps(ops []Operation, res resolution) []porcupine.Operation {
 	var out []porcupine.Operation
-	add := func(op *Operation, p part) {
-		out = append(out, porcupine.Operation{
-			ClientId: op.Client,
-			Input:    &input{op: op, part: p, maxAnon: res.maxAnon[op]},
-			Call:     op.Call,
-			Return:   res.returnOf(op),
-		})
-	}
+	eachChecked(ops, res, func(i int, p part) {
+		out = append(out, porcupineOp(&ops[i], p, res))
+	})
+	return out
+}
+
+// eachChecked calls fn for each operation porcupine checks (porcupineOps),
+// once per partition it belongs to, in history order.
+func eachChecked(ops []Operation, res resolution, fn func(i int, p part)) {
 	for i := range ops {
 		op := &ops[i]
 		if op.Output.Outcome == OutcomeFailed || res.drop[op] || res.anon[op] || op.replicaRead() {
@@ -40,15 +41,73 @@ func porcupineOps(ops []Operation, res resolution) []porcupine.Operation {
 		}
 		switch op.Kind {
 		case KindCommit, KindSave:
-			add(op, partRegister)
+			fn(i, partRegister)
 			if op.Input.Trace != "" && op.Output.Outcome != OutcomeConflict {
-				add(op, partTrace)
+				fn(i, partTrace)
 			}
 		case KindLoad, KindLoadForEvent, KindIsProcessed:
-			add(op, partRegister)
+			fn(i, partRegister)
 		case KindReadTrace, KindAppendTrace:
-			add(op, partTrace)
+			fn(i, partTrace)
 		}
+	}
+}
+
+// porcupineOp is op as porcupine sees it in partition p.
+func porcupineOp(op *Operation, p part, res resolution) porcupine.Operation {
+	return porcupine.Operation{
+		ClientId: op.Client,
+		Input:    &input{op: op, part: p, maxAnon: res.maxAnon[op]},
+		Call:     op.Call,
+		Return:   res.returnOf(op),
+	}
+}
+
+// partitionIndex groups the operations porcupine checks by partition, as
+// indexes into ops, in groupPartitions' order. Check makes each
+// partition's porcupine operations only when it checks that partition
+// (partitionOps): on every core at once, and held a partition at a time
+// instead of a whole history's at once.
+func partitionIndex(ops []Operation, res resolution) ([]pkey, [][]int) {
+	slot := map[string]int{} // execution → its partitions' slots (2 per execution)
+	var keys []pkey
+	var groups [][]int
+	eachChecked(ops, res, func(i int, p part) {
+		exec := ops[i].Execution
+		s, ok := slot[exec]
+		if !ok {
+			s = len(keys)
+			slot[exec] = s
+			keys = append(keys, pkey{exec, partRegister}, pkey{exec, partTrace})
+			groups = append(groups, nil, nil)
+		}
+		if p == partTrace {
+			s++
+		}
+		groups[s] = append(groups[s], i)
+	})
+	order := make([]int, 0, len(keys))
+	for i := range keys {
+		if len(groups[i]) > 0 {
+			order = append(order, i)
+		}
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(keys[a].exec, keys[b].exec), cmp.Compare(keys[a].part, keys[b].part))
+	})
+	sortedKeys := make([]pkey, len(order))
+	sortedGroups := make([][]int, len(order))
+	for i, j := range order {
+		sortedKeys[i], sortedGroups[i] = keys[j], groups[j]
+	}
+	return sortedKeys, sortedGroups
+}
+
+// partitionOps is partition k's porcupine operations, from its indexes.
+func partitionOps(ops []Operation, k pkey, idx []int, res resolution) []porcupine.Operation {
+	out := make([]porcupine.Operation, len(idx))
+	for j, i := range idx {
+		out[j] = porcupineOp(&ops[i], k.part, res)
 	}
 	return out
 }
