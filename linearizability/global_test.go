@@ -215,3 +215,25 @@ func TestAtomicVisibility(t *testing.T) {
 		})
 	}
 }
+
+// TestLaterFindingsMergeInOrder: the rows checks run beside porcupine into
+// a report of their own; merged, their findings come after porcupine's, in
+// their order, within the report's cap, with their notes and replica stats.
+func TestLaterFindingsMergeInOrder(t *testing.T) {
+	rep := &Report{Notes: []string{"porcupine"}}
+	rep.add(ErrLinearizability, "e1", "first")
+	rows := &Report{Notes: []string{"rows"}, Replica: &ReplicaStats{}}
+	for i := range maxViolations {
+		rows.add(ErrTimers, "e2", "row %d", i)
+	}
+	rep.merge(rows)
+	if len(rep.Violations) != maxViolations {
+		t.Fatalf("%d violations after the merge, want the cap %d", len(rep.Violations), maxViolations)
+	}
+	if rep.Violations[0].Msg != "first" || rep.Violations[1].Msg != "row 0" || rep.Violations[maxViolations-1].Msg != fmt.Sprintf("row %d", maxViolations-2) {
+		t.Errorf("order after the merge: %q, %q, …, %q", rep.Violations[0].Msg, rep.Violations[1].Msg, rep.Violations[maxViolations-1].Msg)
+	}
+	if strings.Join(rep.Notes, ",") != "porcupine,rows" || rep.Replica != rows.Replica {
+		t.Errorf("notes %q, replica stats carried: %v", rep.Notes, rep.Replica == rows.Replica)
+	}
+}
