@@ -2,6 +2,7 @@ package linearizability
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -27,8 +28,10 @@ type lineDecoder struct {
 	// strs holds one copy of each string seen, up to maxInterned; then it
 	// starts again, so that its memory is bounded whatever the history.
 	strs map[string]string
-	// traces holds each execution's last trace listing (traceItems).
-	traces map[string][]TraceItem
+	// traces holds each execution's trace entries seen so far, by index
+	// (traceItems' log); listing is traceItems' scratch.
+	traces  map[string][]TraceItem
+	listing []TraceItem
 	// outbox and spawns are the last pending listings (outboxItems).
 	outbox []OutboxItem
 	spawns []SpawnItem
@@ -202,14 +205,19 @@ func (d *lineDecoder) output(v *fastjson.Value, out *Output, exec string) {
 	})
 }
 
-// traceItems decodes a read_trace listing of execution exec. Its entries
-// are mostly the entries of the execution's previous listing at the same
-// indices (a ring moves by a few appends between two reads): those are
-// taken from it, compared in place, instead of allocated or looked up in
-// strs (a map of a million long ids is slow to search).
+// traceItems decodes a read_trace listing of execution exec. A ring moves
+// by a few appends between two reads, so a listing is mostly entries seen
+// before, at the same indices: the decoder keeps each execution's entries
+// seen so far, by index, in one slice (its log), compares a listing's
+// entries with it in place instead of allocating them or looking them up
+// in strs (a map of a million long ids is slow to search), and returns a
+// listing that agrees with the log as a window of it: no copy, and far
+// less for the collector to scan in a history of millions of listed
+// entries. A listing that disagrees with the log (a store that changed an
+// entry at an index, a gap) is kept as read, in a slice of its own.
 func (d *lineDecoder) traceItems(v *fastjson.Value, key []byte, exec string) []TraceItem {
-	prev := d.traces[exec]
-	items := decodeArray(d, v, key, func(v *fastjson.Value, t *TraceItem) {
+	log := d.traces[exec]
+	d.listing = decodeInto(d, d.listing[:0], v, key, func(v *fastjson.Value, t *TraceItem) {
 		var entry []byte
 		d.object(v, key, func(key []byte, v *fastjson.Value) {
 			switch string(key) {
@@ -221,15 +229,58 @@ func (d *lineDecoder) traceItems(v *fastjson.Value, key []byte, exec string) []T
 				d.unknown(key)
 			}
 		})
-		t.Entry = sameEntry(prev, t.Index, entry)
+		t.Entry = sameEntry(log, t.Index, entry)
 	})
-	if d.err == nil && exec != "" && len(items) > 0 {
-		if len(d.traces) >= maxInterned {
-			clear(d.traces)
-		}
-		d.traces[exec] = items
+	items := d.listing
+	switch {
+	case d.err != nil || v.Type() == fastjson.TypeNull:
+		return nil
+	case len(items) == 0:
+		return []TraceItem{} // [], not null
+	case exec == "" || !contiguous(items):
+		return slices.Clone(items)
 	}
-	return items
+	log, ok := extendLog(log, items)
+	if !ok {
+		log = slices.Clone(items) // a new log from here on
+	}
+	if len(d.traces) >= maxInterned {
+		clear(d.traces)
+	}
+	d.traces[exec] = log
+	from := items[0].Index - log[0].Index
+	return log[from : from+int64(len(items)) : from+int64(len(items))]
+}
+
+// contiguous reports whether items' indices follow one another.
+func contiguous(items []TraceItem) bool {
+	for j := 1; j < len(items); j++ {
+		if items[j].Index != items[0].Index+int64(j) {
+			return false
+		}
+	}
+	return true
+}
+
+// extendLog returns log with items' entries past its end appended, when
+// items (contiguous) start within the log or right after it and agree with
+// it where they overlap; false otherwise. Windows of log taken before stay
+// valid: they are capped at their length, and append writes only past it.
+func extendLog(log, items []TraceItem) ([]TraceItem, bool) {
+	if len(log) == 0 {
+		return nil, false
+	}
+	from := items[0].Index - log[0].Index
+	if from < 0 || from > int64(len(log)) {
+		return nil, false
+	}
+	overlap := min(int64(len(items)), int64(len(log))-from)
+	for j := range overlap {
+		if log[from+j].Entry != items[j].Entry {
+			return nil, false
+		}
+	}
+	return append(log, items[overlap:]...), true
 }
 
 // outboxItems decodes a pending_outbox listing. Like a trace listing, it
@@ -361,6 +412,26 @@ func decodeArray[T any](d *lineDecoder, v *fastjson.Value, k []byte, elem func(*
 		elem(e, &out[i])
 	}
 	return out
+}
+
+// decodeInto is decodeArray into buf (emptied first, grown as needed), for
+// a caller that keeps the result only in part.
+func decodeInto[T any](d *lineDecoder, buf []T, v *fastjson.Value, k []byte, elem func(*fastjson.Value, *T)) []T {
+	buf = buf[:0]
+	if d.err != nil || v.Type() == fastjson.TypeNull {
+		return buf
+	}
+	a, err := v.Array()
+	if err != nil {
+		d.fail(fmt.Errorf("json: field %q is not an array", k))
+		return buf
+	}
+	buf = slices.Grow(buf, len(a))[:len(a)]
+	for i, e := range a {
+		buf[i] = *new(T)
+		elem(e, &buf[i])
+	}
+	return buf
 }
 
 // str decodes a string that recurs across lines (ids, kinds, outcomes):

@@ -251,3 +251,48 @@ func TestLineDecoderSharesQueueListings(t *testing.T) {
 		t.Errorf("decoded %+v %+v %+v", ops[0].Output.Outbox, ops[1].Output.Outbox, ops[2].Output.Outbox)
 	}
 }
+
+// TestLineDecoderSharesTraceListings: listings of one execution's ring that
+// agree with what was read before are windows of one slice, and read as
+// encoding/json reads them; a listing that disagrees (an entry changed at
+// an index, a gap) is kept as read, and later windows never change an
+// earlier listing.
+func TestLineDecoderSharesTraceListings(t *testing.T) {
+	d := newLineDecoder()
+	listing := func(items ...string) string {
+		return `{"kind":"read_trace","execution":"e1","output":{"outcome":"ok","trace":[` + strings.Join(items, ",") + `]}}`
+	}
+	lines := []string{
+		listing(`{"index":0,"entry":"a"}`, `{"index":1,"entry":"b"}`),
+		listing(`{"index":1,"entry":"b"}`, `{"index":2,"entry":"c"}`, `{"index":3,"entry":"d"}`), // the ring moved on
+		listing(`{"index":0,"entry":"a"}`, `{"index":1,"entry":"b"}`),                            // the same as the first
+		listing(`{"index":2,"entry":"X"}`, `{"index":3,"entry":"d"}`),                            // an entry changed at index 2
+		listing(`{"index":5,"entry":"f"}`),                                                       // a gap
+		listing(`{"index":2,"entry":"c"}`, `{"index":4,"entry":"e"}`),                            // not contiguous
+		listing(),
+		`{"kind":"read_trace","execution":"e1","output":{"outcome":"ok","trace":null}}`,
+	}
+	ops := make([]Operation, len(lines))
+	for i, l := range lines {
+		decodeBoth(t, newLineDecoder(), []byte(l)) // each line alone reads as encoding/json reads it
+		if err := d.decode([]byte(l), &ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, l := range lines {
+		var want Operation
+		if err := strictUnmarshal([]byte(l), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(ops[i], want) {
+			t.Errorf("listing %d decoded after the others as %+v, want %+v", i, ops[i].Output.Trace, want.Output.Trace)
+		}
+	}
+	tr := func(i int) []TraceItem { return ops[i].Output.Trace }
+	if &tr(2)[1] != &tr(1)[0] {
+		t.Errorf("listings that agree with the ring read before are not windows of one slice")
+	}
+	if cap(tr(0)) != len(tr(0)) {
+		t.Errorf("a window has room past its end (cap %d, len %d): an append to it would write into a later listing", cap(tr(0)), len(tr(0)))
+	}
+}
