@@ -210,8 +210,20 @@ func (d *decoders) wait() ([]Operation, error) {
 		ops = append(ops, b...)
 		d.batches[i] = nil
 	}
+	if d.n >= collectAfter {
+		// Right after the copy the heap holds the history twice (the
+		// batches are garbage not yet collected), and the collector's next
+		// target would be twice that: the check that follows would then
+		// grow the heap to about four histories before collecting. One
+		// collection here sets the target from the history alone.
+		runtime.GC()
+	}
 	return ops, nil
 }
+
+// collectAfter is the history size from which reading ends with a garbage
+// collection (decoders.wait): below it, the copy is too small to matter.
+const collectAfter = 100_000
 
 // strictUnmarshal decodes exactly one JSON value with no unknown fields.
 func strictUnmarshal(raw []byte, v any) error {
