@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/valyala/fastjson"
 )
@@ -30,7 +31,7 @@ type lineDecoder struct {
 	strs map[string]string
 	// traces holds each execution's trace entries seen so far, by index
 	// (traceItems' log); listing is traceItems' scratch.
-	traces  map[string][]TraceItem
+	traces  map[string]*traceLog
 	listing []TraceItem
 	// outbox and spawns are the last pending listings (outboxItems).
 	outbox []OutboxItem
@@ -45,7 +46,7 @@ type lineDecoder struct {
 const maxInterned = 1 << 20
 
 func newLineDecoder() *lineDecoder {
-	return &lineDecoder{strs: make(map[string]string), traces: make(map[string][]TraceItem)}
+	return &lineDecoder{strs: make(map[string]string), traces: make(map[string]*traceLog)}
 }
 
 // decode decodes one operation line into op as strictUnmarshal does
@@ -208,15 +209,22 @@ func (d *lineDecoder) output(v *fastjson.Value, out *Output, exec string) {
 // traceItems decodes a read_trace listing of execution exec. A ring moves
 // by a few appends between two reads, so a listing is mostly entries seen
 // before, at the same indices: the decoder keeps each execution's entries
-// seen so far, by index, in one slice (its log), compares a listing's
-// entries with it in place instead of allocating them or looking them up
-// in strs (a map of a million long ids is slow to search), and returns a
-// listing that agrees with the log as a window of it: no copy, and far
-// less for the collector to scan in a history of millions of listed
-// entries. A listing that disagrees with the log (a store that changed an
-// entry at an index, a gap) is kept as read, in a slice of its own.
+// seen so far, by index (its traceLog), compares a listing's entries with
+// them in place instead of allocating them or looking them up in strs (a
+// map of a million long ids is slow to search), and returns a listing
+// that agrees with the log as a window of it: no copy, and far less for
+// the collector to scan in a history of millions of listed entries. A
+// listing that disagrees with the log (a store that changed an entry at
+// an index, a gap) is kept as read, in a slice of its own.
 func (d *lineDecoder) traceItems(v *fastjson.Value, key []byte, exec string) []TraceItem {
 	log := d.traces[exec]
+	if log == nil && exec != "" {
+		if len(d.traces) >= maxInterned {
+			clear(d.traces)
+		}
+		log = &traceLog{}
+		d.traces[exec] = log
+	}
 	d.listing = decodeInto(d, d.listing[:0], v, key, func(v *fastjson.Value, t *TraceItem) {
 		var entry []byte
 		d.object(v, key, func(key []byte, v *fastjson.Value) {
@@ -229,7 +237,7 @@ func (d *lineDecoder) traceItems(v *fastjson.Value, key []byte, exec string) []T
 				d.unknown(key)
 			}
 		})
-		t.Entry = sameEntry(log, t.Index, entry)
+		t.Entry = log.entry(t.Index, entry)
 	})
 	items := d.listing
 	switch {
@@ -237,19 +245,48 @@ func (d *lineDecoder) traceItems(v *fastjson.Value, key []byte, exec string) []T
 		return nil
 	case len(items) == 0:
 		return []TraceItem{} // [], not null
-	case exec == "" || !contiguous(items):
+	case log == nil || !contiguous(items):
 		return slices.Clone(items)
 	}
-	log, ok := extendLog(log, items)
-	if !ok {
-		log = slices.Clone(items) // a new log from here on
+	if !log.extend(items) {
+		log.items = slices.Clone(items) // a new log from here on
 	}
-	if len(d.traces) >= maxInterned {
-		clear(d.traces)
+	from := items[0].Index - log.items[0].Index
+	return log.items[from : from+int64(len(items)) : from+int64(len(items))]
+}
+
+// traceLog is one execution's trace entries as a decoder has read them:
+// items by index, contiguous, and the bytes of their ids side by side in
+// chunks, so that comparing a listing with it, and every later pass over
+// the listings, reads memory in order instead of one scattered string per
+// entry.
+type traceLog struct {
+	items []TraceItem
+	chunk []byte // the last chunk of ids; earlier ones are held by their strings
+}
+
+// entry is the log's entry at index if it holds b, else a new string of b.
+// A nil log (a listing of no execution) keeps nothing.
+func (l *traceLog) entry(index int64, b []byte) string {
+	if l == nil {
+		return string(b)
 	}
-	d.traces[exec] = log
-	from := items[0].Index - log[0].Index
-	return log[from : from+int64(len(items)) : from+int64(len(items))]
+	if len(l.items) > 0 {
+		if pos := index - l.items[0].Index; pos >= 0 && pos < int64(len(l.items)) && l.items[pos].Index == index && l.items[pos].Entry == string(b) {
+			return l.items[pos].Entry
+		}
+	}
+	if len(b) == 0 {
+		return ""
+	}
+	if len(l.chunk)+len(b) > cap(l.chunk) {
+		l.chunk = make([]byte, 0, max(len(b), min(2*cap(l.chunk), 64<<10), 512))
+	}
+	at := len(l.chunk)
+	l.chunk = append(l.chunk, b...)
+	// The bytes at [at, at+len(b)) are never written again: the chunk only
+	// grows past them, within its capacity.
+	return unsafe.String(&l.chunk[at], len(b))
 }
 
 // contiguous reports whether items' indices follow one another.
@@ -262,25 +299,27 @@ func contiguous(items []TraceItem) bool {
 	return true
 }
 
-// extendLog returns log with items' entries past its end appended, when
-// items (contiguous) start within the log or right after it and agree with
-// it where they overlap; false otherwise. Windows of log taken before stay
-// valid: they are capped at their length, and append writes only past it.
-func extendLog(log, items []TraceItem) ([]TraceItem, bool) {
-	if len(log) == 0 {
-		return nil, false
+// extend appends to the log items' entries past its end, when items
+// (contiguous) start within the log or right after it and agree with it
+// where they overlap; false otherwise, the log unchanged. Windows of the
+// log taken before stay valid: they are capped at their length, and
+// append writes only past it.
+func (l *traceLog) extend(items []TraceItem) bool {
+	if len(l.items) == 0 {
+		return false
 	}
-	from := items[0].Index - log[0].Index
-	if from < 0 || from > int64(len(log)) {
-		return nil, false
+	from := items[0].Index - l.items[0].Index
+	if from < 0 || from > int64(len(l.items)) {
+		return false
 	}
-	overlap := min(int64(len(items)), int64(len(log))-from)
+	overlap := min(int64(len(items)), int64(len(l.items))-from)
 	for j := range overlap {
-		if log[from+j].Entry != items[j].Entry {
-			return nil, false
+		if l.items[from+j].Entry != items[j].Entry {
+			return false
 		}
 	}
-	return append(log, items[overlap:]...), true
+	l.items = append(l.items, items[overlap:]...)
+	return true
 }
 
 // outboxItems decodes a pending_outbox listing. Like a trace listing, it
@@ -365,17 +404,6 @@ func atSeq[T any](prev []T, j *int, seq int64, seqOf func(T) int64) (T, bool) {
 	}
 	var zero T
 	return zero, false
-}
-
-// sameEntry is prev's entry at index if it holds entry's bytes, else a
-// new string of them.
-func sameEntry(prev []TraceItem, index int64, entry []byte) string {
-	if len(prev) > 0 {
-		if pos := index - prev[0].Index; pos >= 0 && pos < int64(len(prev)) && prev[pos].Index == index && prev[pos].Entry == string(entry) {
-			return prev[pos].Entry
-		}
-	}
-	return string(entry)
 }
 
 // object calls field for each member of the object v; null is an empty

@@ -296,3 +296,33 @@ func TestLineDecoderSharesTraceListings(t *testing.T) {
 		t.Errorf("a window has room past its end (cap %d, len %d): an append to it would write into a later listing", cap(tr(0)), len(tr(0)))
 	}
 }
+
+// TestLineDecoderTraceLogChunks: a ring that moves through thousands of
+// entries (ids kept side by side in chunks the log outgrows) reads, every
+// listing, as encoding/json reads it, after all of them are read.
+func TestLineDecoderTraceLogChunks(t *testing.T) {
+	d := newLineDecoder()
+	var lines []string
+	for end := 1; end <= 3000; end += 7 {
+		var items []string
+		for i := max(0, end-200); i < end; i++ {
+			items = append(items, fmt.Sprintf(`{"index":%d,"entry":"s%d-%d#%s"}`, i, i%20, i, strings.Repeat("ab", i%40)))
+		}
+		lines = append(lines, `{"kind":"read_trace","execution":"e9","output":{"outcome":"ok","trace":[`+strings.Join(items, ",")+`]}}`)
+	}
+	ops := make([]Operation, len(lines))
+	for i, l := range lines {
+		if err := d.decode([]byte(l), &ops[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, l := range lines {
+		var want Operation
+		if err := strictUnmarshal([]byte(l), &want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(ops[i], want) {
+			t.Fatalf("listing %d of %d differs from encoding/json's once all are read", i, len(lines))
+		}
+	}
+}
