@@ -68,45 +68,105 @@ func WriteJSONL(w io.Writer, h History) error {
 // ErrMalformed error naming its line number.
 func ReadJSONL(r io.Reader) (History, error) {
 	h := History{Meta: DefaultMeta()}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 64*1024*1024)
 	d := newDecoders(runtime.GOMAXPROCS(0))
 	var b *lineBatch
-	for line := 1; sc.Scan() && !d.failed.Load(); line++ {
-		raw := bytes.TrimSpace(sc.Bytes())
+	line := 0
+	err := eachLine(r, readBlock, maxLine, func(raw []byte) error {
+		line++
+		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 {
-			continue
+			return nil
 		}
 		if line == 1 && bytes.HasPrefix(raw, []byte(`{"meta"`)) {
 			m := metaLine{Meta: &h.Meta}
 			if err := strictUnmarshal(raw, &m); err != nil {
-				d.stop()
-				return History{}, fmt.Errorf("%w: line %d: meta: %v", ErrMalformed, line, err)
+				return fmt.Errorf("%w: line %d: meta: %v", ErrMalformed, line, err)
 			}
-			continue
+			return nil
 		}
 		if b == nil {
 			b = &lineBatch{done: make(chan struct{})}
 		}
 		b.numbers = append(b.numbers, line)
-		b.lines = append(b.lines, bytes.Clone(raw))
+		b.lines = append(b.lines, raw)
 		if len(b.lines) == batchLines {
 			d.send(b)
 			b = nil
 		}
+		if d.failed.Load() {
+			return errStopReading
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopReading) {
+		d.stop()
+		return History{}, err
 	}
 	if b != nil {
 		d.send(b)
 	}
-	ops, err := d.wait()
-	if err != nil {
-		return History{}, err
-	}
-	if err := sc.Err(); err != nil {
-		return History{}, fmt.Errorf("read history: %w", err)
+	ops, derr := d.wait()
+	if derr != nil {
+		return History{}, derr
 	}
 	h.Ops = ops
 	return h, nil
+}
+
+// errStopReading ends eachLine early: a batch already failed.
+var errStopReading = errors.New("stop reading")
+
+// Reading a history in blocks: a line is a slice of the block it was read
+// in, not a copy of its own (a history of a million operations is a
+// million lines), and a block lives as long as a batch holds one of its
+// lines.
+const (
+	readBlock = 1 << 20  // bytes read at a time
+	maxLine   = 64 << 20 // a longer line is refused, as bufio.Scanner refuses it
+)
+
+// eachLine calls fn with each line of r, without its newline (the last line
+// may have none), until fn returns an error, which eachLine returns. It
+// reads blockSize bytes at a time, and refuses a line longer than maxLen.
+func eachLine(r io.Reader, blockSize, maxLen int, fn func([]byte) error) error {
+	var carry []byte // the start of a line the last block cut
+	for {
+		block := make([]byte, len(carry), max(blockSize, 2*len(carry)))
+		copy(block, carry)
+		n, err := io.ReadFull(r, block[len(carry):cap(block)])
+		block = block[:len(carry)+n]
+		end := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !end {
+			return fmt.Errorf("read history: %w", err)
+		}
+		complete := block
+		if !end {
+			last := bytes.LastIndexByte(block, '\n')
+			if last < 0 {
+				if len(block) > maxLen {
+					return fmt.Errorf("read history: %w", bufio.ErrTooLong)
+				}
+				carry = block // one line longer than the block: read on
+				continue
+			}
+			complete, carry = block[:last+1], block[last+1:]
+		}
+		for len(complete) > 0 {
+			i := bytes.IndexByte(complete, '\n')
+			if i < 0 {
+				i = len(complete)
+			} else if i > maxLen {
+				return fmt.Errorf("read history: %w", bufio.ErrTooLong)
+			}
+			if err := fn(complete[:i]); err != nil {
+				return err
+			}
+			complete = complete[min(i+1, len(complete)):]
+		}
+		if end {
+			return nil
+		}
+	}
 }
 
 // batchLines is how many lines a decoder takes at a time.

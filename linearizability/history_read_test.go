@@ -1,8 +1,10 @@
 package linearizability
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,5 +41,36 @@ func TestReadJSONLInOrderAndFirstError(t *testing.T) {
 	_, err = ReadJSONL(strings.NewReader(strings.Join(lines, "\n")))
 	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "line 1030:") {
 		t.Fatalf("want the first malformed line (1030) named, got %v", err)
+	}
+}
+
+// TestEachLineAcrossBlocks: lines cut by the block they were read in, a
+// line longer than a block, blank lines, \r\n, and a last line without a
+// newline come out whole and in order; a line longer than the limit is
+// refused as bufio.Scanner refuses it.
+func TestEachLineAcrossBlocks(t *testing.T) {
+	in := "a\nbcdefghijklmnop\n\r\n\nqrs\r\nlast"
+	for _, block := range []int{1, 2, 3, 7, 64} {
+		var got []string
+		err := eachLine(strings.NewReader(in), block, 100, func(l []byte) error {
+			got = append(got, string(l))
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("block %d: %v", block, err)
+		}
+		if want := []string{"a", "bcdefghijklmnop", "\r", "", "qrs\r", "last"}; !slices.Equal(got, want) {
+			t.Errorf("block %d: lines %q, want %q", block, got, want)
+		}
+	}
+	for _, block := range []int{4, 64} {
+		err := eachLine(strings.NewReader("ok\n"+strings.Repeat("x", 30)+"\nok\n"), block, 20, func([]byte) error { return nil })
+		if !errors.Is(err, bufio.ErrTooLong) {
+			t.Errorf("block %d: a 30-byte line under a 20-byte limit: %v, want bufio.ErrTooLong", block, err)
+		}
+	}
+	var n int
+	if err := eachLine(strings.NewReader(""), 8, 20, func([]byte) error { n++; return nil }); err != nil || n != 0 {
+		t.Errorf("empty input: %d lines, %v", n, err)
 	}
 }
