@@ -72,11 +72,22 @@ type finalTables struct {
 // error means the history reuses a witness, which the checks cannot tell
 // apart.
 func prepareGlobal(h History, rep *Report) (*globalChecker, error) {
+	// The indexes are made at their size: a history of a million
+	// operations grew them through a dozen rehashes each.
+	var commits, appends int
+	for i := range h.Ops {
+		switch h.Ops[i].Kind {
+		case KindCommit, KindSave:
+			commits++
+		case KindAppendTrace:
+			appends++
+		}
+	}
 	g := &globalChecker{
 		h: h, rep: rep,
-		attempts: map[string]*Operation{}, byExec: map[string][]*Operation{},
-		emits: map[string]owner{}, spawns: map[string]owner{}, fires: map[timerKey]owner{},
-		traces: map[string]*Operation{}, appends: map[string][]*Operation{}, winner: map[*Operation]int64{},
+		attempts: make(map[string]*Operation, commits), byExec: map[string][]*Operation{},
+		emits: make(map[string]owner, commits), spawns: map[string]owner{}, fires: map[timerKey]owner{},
+		traces: make(map[string]*Operation, commits+appends), appends: map[string][]*Operation{}, winner: make(map[*Operation]int64, commits),
 		atVer: map[string][]*Operation{}, chainOK: map[string]bool{},
 	}
 	if !g.readFinal() {
