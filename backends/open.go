@@ -108,7 +108,7 @@ func Schemes() []Scheme {
 		{
 			Name:        managed.ProcessScheme,
 			Example:     "rqlite+process:?nodes=3",
-			Description: "rqlite on N rqlited processes this run starts on loopback (rqlited=PATH, $RQLITED or PATH); level=…; flags=-name=value,… for rqlited; removed on close.",
+			Description: "rqlite on N rqlited processes this run starts on loopback (rqlited=PATH, $RQLITED or PATH); level=…; flags=-name=value,… for rqlited; data=memory|disk (default: a tmpfs when there is one with room); removed on close.",
 			Validate:    func(rest string) error { _, err := managed.Parse(managed.Process, rest); return err },
 			Open:        managed.OpenProcessURL,
 		},

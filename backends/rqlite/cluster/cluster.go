@@ -91,6 +91,11 @@ type Config struct {
 	LogDir string
 	// ReadyTimeout bounds the wait for a leader after start; 0 means 60s.
 	ReadyTimeout time.Duration
+	// DataIn is the folder the cluster's own temporary folder (the nodes'
+	// data, and their logs when LogDir is "") is made in; "" means the
+	// system's temporary folder. Processes only: a container keeps its data
+	// in its own file system.
+	DataIn string
 	// ServerFlags are passed to every rqlited after the flags the cluster
 	// sets itself (e.g. "-raft-snap=50", which makes a returning node take
 	// the snapshot path); see CheckServerFlag.

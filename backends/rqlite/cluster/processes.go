@@ -68,7 +68,7 @@ func StartProcesses(ctx context.Context, bin string, cfg Config) (_ *Processes, 
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "storecheck-rqlite-*")
+	dir, err := os.MkdirTemp(cfg.DataIn, "storecheck-rqlite-*")
 	if err != nil {
 		return nil, fmt.Errorf("cluster folder: %w", err)
 	}

@@ -47,11 +47,22 @@ type Options struct {
 	Image string
 	// Flags are passed to every rqlited (flags=-raft-snap=50,-raft-snap-int=1s).
 	Flags []string
+	// Data says where processes keep their data: DataMemory (a tmpfs; see
+	// cluster.MemoryFolder), DataDisk (the system's temporary folder), or
+	// "": in memory when the machine has a tmpfs with room, else on disk.
+	Data string
 }
 
+// Where processes keep their data (data=).
+const (
+	DataMemory = "memory"
+	DataDisk   = "disk"
+)
+
 // Parse reads the part of a managed URL after the scheme's colon:
-// ?nodes=N&level=L&guard=G&rqlited=PATH&image=IMAGE&flags=F,F… (image for
-// containers only; flags are rqlited flags, -name=value, comma-separated).
+// ?nodes=N&level=L&guard=G&rqlited=PATH&image=IMAGE&flags=F,F…&data=D (image
+// for containers only, data for processes only; flags are rqlited flags,
+// -name=value, comma-separated).
 func Parse(kind, rest string) (Options, error) {
 	o := Options{Kind: kind, Nodes: 3, Level: rqlite.LevelStrong}
 	scheme := "rqlite+" + kind
@@ -86,6 +97,11 @@ func Parse(kind, rest string) (Options, error) {
 			o.Rqlited = v[0]
 		case k == "image" && kind == Container:
 			o.Image = v[0]
+		case k == "data" && kind == Process:
+			if v[0] != DataMemory && v[0] != DataDisk {
+				return o, fmt.Errorf("%s: data must be %s or %s, got %q", scheme, DataMemory, DataDisk, v[0])
+			}
+			o.Data = v[0]
 		case k == "flags":
 			for _, f := range strings.Split(v[0], ",") {
 				if err := cluster.CheckServerFlag(f); err != nil {
@@ -126,7 +142,7 @@ type Store struct {
 // leader first among the nodes it talks to. On error nothing is left
 // running.
 func Open(ctx context.Context, opt Options, cfg model.Config) (*Store, error) {
-	cl, err := startCluster(ctx, opt)
+	cl, data, err := startCluster(ctx, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -135,13 +151,13 @@ func Open(ctx context.Context, opt Options, cfg model.Config) (*Store, error) {
 	if err != nil {
 		return nil, errors.Join(err, cl.Close())
 	}
-	return &Store{Store: s, cl: cl, cfg: cfg, servers: describe(ctx, cl, opt)}, nil
+	return &Store{Store: s, cl: cl, cfg: cfg, servers: describe(ctx, cl, opt, data)}, nil
 }
 
 // describe says which servers the store runs on, for the report: the
-// rqlited build the nodes report, how many, of which kind, and the flags
-// passed to them.
-func describe(ctx context.Context, cl cluster.Cluster, opt Options) []string {
+// rqlited build the nodes report, how many, of which kind, the flags
+// passed to them, and where their data is.
+func describe(ctx context.Context, cl cluster.Cluster, opt Options, data string) []string {
 	build := "rqlited (version not reported)"
 	for _, n := range cl.Nodes() {
 		if st, err := cluster.GetStatus(ctx, n.HTTPAddr); err == nil && st.Version != "" {
@@ -156,6 +172,9 @@ func describe(ctx context.Context, cl cluster.Cluster, opt Options) []string {
 	if len(opt.Flags) > 0 {
 		d += ", flags " + strings.Join(opt.Flags, " ")
 	}
+	if data != "" {
+		d += ", " + data
+	}
 	return []string{d}
 }
 
@@ -166,27 +185,48 @@ func (s *Store) Servers() []string { return s.servers }
 // folder ctx carries (backends.WithLogDir), where they outlive a failed
 // start. Containers' logs stay with Docker; a failed start quotes their
 // last lines.
-func startCluster(ctx context.Context, opt Options) (cluster.Cluster, error) {
+func startCluster(ctx context.Context, opt Options) (cluster.Cluster, string, error) {
 	ccfg := cluster.Config{Nodes: opt.Nodes, LogDir: logdir.From(ctx), ServerFlags: opt.Flags}
 	switch opt.Kind {
 	case Process:
 		bin, err := cluster.FindRqlited(opt.Rqlited)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ProcessScheme, err)
+			return nil, "", fmt.Errorf("%s: %w", ProcessScheme, err)
 		}
+		in, data, err := dataFolder(opt.Data)
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: data=%s: %w", ProcessScheme, opt.Data, err)
+		}
+		ccfg.DataIn = in
 		cl, err := cluster.StartProcesses(ctx, bin, ccfg)
 		if err != nil {
-			return nil, fmt.Errorf("%s: start %d rqlited processes: %w", ProcessScheme, ccfg.Nodes, err)
+			return nil, "", fmt.Errorf("%s: start %d rqlited processes: %w", ProcessScheme, ccfg.Nodes, err)
 		}
-		return cl, nil
+		return cl, data, nil
 	case Container:
 		cl, err := cluster.StartContainers(ctx, cluster.ContainerConfig{Config: ccfg, Image: opt.Image, Rqlited: opt.Rqlited})
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", ContainerScheme, err)
+			return nil, "", fmt.Errorf("%s: %w", ContainerScheme, err)
 		}
-		return cl, nil
+		return cl, "", nil
 	}
-	return nil, fmt.Errorf("unknown cluster kind %q", opt.Kind)
+	return nil, "", fmt.Errorf("unknown cluster kind %q", opt.Kind)
+}
+
+// dataFolder is the folder processes keep their data in ("" is the
+// system's temporary folder) and how the report says so.
+func dataFolder(data string) (string, string, error) {
+	if data == DataDisk {
+		return "", "data on disk", nil
+	}
+	in, err := cluster.MemoryFolder()
+	switch {
+	case err == nil:
+		return in, "data in memory (" + in + ", a tmpfs)", nil
+	case data == DataMemory:
+		return "", "", err
+	}
+	return "", "data on disk (" + err.Error() + ")", nil
 }
 
 // nodeAddrs lists the nodes' HTTP addresses, the leader's first, so that

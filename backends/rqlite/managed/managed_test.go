@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -148,7 +149,15 @@ func TestParse(t *testing.T) {
 	if o, err := Parse(Process, "?flags=-raft-snap=10,-raft-snap-int=1s"); err != nil || strings.Join(o.Flags, " ") != "-raft-snap=10 -raft-snap-int=1s" {
 		t.Fatalf("flags: %+v %v", o, err)
 	}
-	for _, bad := range []string{"nodes=3", "?nodes=0", "?nodes=10", "?level=x", "?image=i", "?x=1",
+	for _, data := range []string{DataMemory, DataDisk} {
+		if o, err := Parse(Process, "?data="+data); err != nil || o.Data != data {
+			t.Fatalf("data=%s: %+v %v", data, o, err)
+		}
+	}
+	if _, err := Parse(Container, "?data=disk"); err == nil {
+		t.Errorf("a container cluster took data=, which only processes have")
+	}
+	for _, bad := range []string{"nodes=3", "?nodes=0", "?nodes=10", "?level=x", "?image=i", "?x=1", "?data=ram", "?data=",
 		"?flags=-join=x:1", "?flags=-http-addr=1", "?flags=raft-snap=1", "?flags=-raft-snap", "?flags=-raft-snap=1,/data"} {
 		if _, err := Parse(Process, bad); err == nil {
 			t.Errorf("Parse(process, %q) accepted", bad)
@@ -231,5 +240,42 @@ func TestEveryFaultOnProcesses(t *testing.T) {
 				t.Errorf("save after %s: %v", f.Name(), err)
 			}
 		})
+	}
+}
+
+// TestDataInMemoryOrOnDisk: data=memory puts the nodes' data on the tmpfs,
+// data=disk in the system's temporary folder, and the store says which;
+// the cluster works either way and its folder is gone after Close.
+func TestDataInMemoryOrOnDisk(t *testing.T) {
+	bin := needRqlited(t)
+	mem, err := cluster.MemoryFolder()
+	if err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	ctx := context.Background()
+	for _, c := range []struct{ data, in, says string }{
+		{DataMemory, mem, "data in memory (" + mem},
+		{DataDisk, os.TempDir(), "data on disk"},
+	} {
+		s, err := Open(ctx, Options{Kind: Process, Nodes: 1, Rqlited: bin, Data: c.data}, model.DefaultConfig())
+		if err != nil {
+			t.Fatalf("data=%s: %v", c.data, err)
+		}
+		p := s.Cluster().(*cluster.Processes)
+		dir := p.Dir()
+		if filepath.Dir(dir) != filepath.Clean(c.in) {
+			t.Errorf("data=%s: cluster folder %s, want one in %s", c.data, dir, c.in)
+		}
+		if srv := strings.Join(s.Servers(), "; "); !strings.Contains(srv, c.says) {
+			t.Errorf("data=%s: servers %q do not say %q", c.data, srv, c.says)
+		}
+		if err := s.Save(ctx, &model.Execution{ID: "e1", DefinitionID: "d", Status: "running"}); err != nil {
+			t.Errorf("data=%s: save: %v", c.data, err)
+		}
+		pids := p.PIDs()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		assertGone(t, pids, dir)
 	}
 }
