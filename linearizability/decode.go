@@ -430,16 +430,7 @@ func decodeArray[T any](d *lineDecoder, v *fastjson.Value, k []byte, elem func(*
 	if d.err != nil || v.Type() == fastjson.TypeNull {
 		return nil
 	}
-	a, err := v.Array()
-	if err != nil {
-		d.fail(fmt.Errorf("json: field %q is not an array", k))
-		return nil
-	}
-	out := make([]T, len(a))
-	for i, e := range a {
-		elem(e, &out[i])
-	}
-	return out
+	return decodeInto(d, []T{}, v, k, elem) // [] is an empty slice, not nil
 }
 
 // decodeInto is decodeArray into buf (emptied first, grown as needed), for

@@ -258,7 +258,6 @@ func TestLineDecoderSharesQueueListings(t *testing.T) {
 // an index, a gap) is kept as read, and later windows never change an
 // earlier listing.
 func TestLineDecoderSharesTraceListings(t *testing.T) {
-	d := newLineDecoder()
 	listing := func(items ...string) string {
 		return `{"kind":"read_trace","execution":"e1","output":{"outcome":"ok","trace":[` + strings.Join(items, ",") + `]}}`
 	}
@@ -272,22 +271,10 @@ func TestLineDecoderSharesTraceListings(t *testing.T) {
 		listing(),
 		`{"kind":"read_trace","execution":"e1","output":{"outcome":"ok","trace":null}}`,
 	}
-	ops := make([]Operation, len(lines))
-	for i, l := range lines {
+	for _, l := range lines {
 		decodeBoth(t, newLineDecoder(), []byte(l)) // each line alone reads as encoding/json reads it
-		if err := d.decode([]byte(l), &ops[i]); err != nil {
-			t.Fatal(err)
-		}
 	}
-	for i, l := range lines {
-		var want Operation
-		if err := strictUnmarshal([]byte(l), &want); err != nil {
-			t.Fatal(err)
-		}
-		if !reflect.DeepEqual(ops[i], want) {
-			t.Errorf("listing %d decoded after the others as %+v, want %+v", i, ops[i].Output.Trace, want.Output.Trace)
-		}
-	}
+	ops := decodeInOrder(t, lines)
 	tr := func(i int) []TraceItem { return ops[i].Output.Trace }
 	if &tr(2)[1] != &tr(1)[0] {
 		t.Errorf("listings that agree with the ring read before are not windows of one slice")
@@ -301,7 +288,6 @@ func TestLineDecoderSharesTraceListings(t *testing.T) {
 // entries (ids kept side by side in chunks the log outgrows) reads, every
 // listing, as encoding/json reads it, after all of them are read.
 func TestLineDecoderTraceLogChunks(t *testing.T) {
-	d := newLineDecoder()
 	var lines []string
 	for end := 1; end <= 3000; end += 7 {
 		var items []string
@@ -310,6 +296,16 @@ func TestLineDecoderTraceLogChunks(t *testing.T) {
 		}
 		lines = append(lines, `{"kind":"read_trace","execution":"e9","output":{"outcome":"ok","trace":[`+strings.Join(items, ",")+`]}}`)
 	}
+	decodeInOrder(t, lines)
+}
+
+// decodeInOrder decodes lines with one decoder, one after the other, and
+// then fails t unless every operation is still what encoding/json reads
+// from its line: what a later line shares with an earlier one must change
+// neither.
+func decodeInOrder(t *testing.T, lines []string) []Operation {
+	t.Helper()
+	d := newLineDecoder()
 	ops := make([]Operation, len(lines))
 	for i, l := range lines {
 		if err := d.decode([]byte(l), &ops[i]); err != nil {
@@ -322,7 +318,8 @@ func TestLineDecoderTraceLogChunks(t *testing.T) {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(ops[i], want) {
-			t.Fatalf("listing %d of %d differs from encoding/json's once all are read", i, len(lines))
+			t.Fatalf("line %d of %d, decoded before the later ones: %+v, encoding/json %+v", i, len(lines), ops[i].Output, want.Output)
 		}
 	}
+	return ops
 }
