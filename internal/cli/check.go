@@ -37,6 +37,11 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return ExitUsage, usagef("not a storecheck history: %v", err)
 	}
+	if len(h.Ops) == 0 {
+		// An empty file, or a run cut short before its first operation, shows
+		// nothing: it is not a history that passed.
+		return ExitUsage, usagef("%s holds no operations: nothing to check", path)
+	}
 	opt := linearizability.Options{Timeout: *timeout}
 	start := time.Now()
 	rep, err := linearizability.Check(ctx, h, opt)
@@ -53,6 +58,9 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 			break
 		}
 		fmt.Fprintf(e.stdout, "  %s\n", strings.Join(strings.Fields(v.Error()), " "))
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(e.stdout, "  note: %s\n", n) // what was not checked, and why
 	}
 	if rep.Verdict == linearizability.Ok {
 		return ExitOK, nil

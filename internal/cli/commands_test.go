@@ -19,7 +19,8 @@ func TestCommandErrors(t *testing.T) {
 	file := filepath.Join(dir, "file")
 	malformed := filepath.Join(dir, "bad.jsonl")
 	notJSON := filepath.Join(dir, "summary.json")
-	for path, body := range map[string]string{file: "", malformed: "{\"client\":0,\"kind\":\"commit\"\n", notJSON: "not json"} {
+	metaOnly := filepath.Join(dir, "meta.jsonl")
+	for path, body := range map[string]string{file: "", malformed: "{\"client\":0,\"kind\":\"commit\"\n", notJSON: "not json", metaOnly: "{\"meta\":{\"trace_max\":10}}\n"} {
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -36,6 +37,8 @@ func TestCommandErrors(t *testing.T) {
 		{"check without a file", []string{"check"}, "usage: storecheck check"},
 		{"check missing file", []string{"check", filepath.Join(dir, "none.jsonl")}, "no such file"},
 		{"check malformed history", []string{"check", malformed}, "line 1"},
+		{"check empty history", []string{"check", file}, "holds no operations: nothing to check"},
+		{"check history of a meta line only", []string{"check", metaOnly}, "holds no operations"},
 		{"check bad timeout", []string{"check", "--timeout", "-1s", malformed}, "--timeout must be positive"},
 		{"replay without a summary", []string{"replay"}, "usage: storecheck replay"},
 		{"replay not a summary", []string{"replay", notJSON}, "not a storecheck summary"},
