@@ -98,16 +98,17 @@ func ReadJSONL(r io.Reader) (History, error) {
 		}
 		return nil
 	})
-	if err != nil && !errors.Is(err, errStopReading) {
-		d.stop()
-		return History{}, err
-	}
 	if b != nil {
 		d.send(b)
 	}
+	// An operation line that failed comes before whatever stopped the
+	// reading after it (a read error, a line too long).
 	ops, derr := d.wait()
-	if derr != nil {
+	switch {
+	case derr != nil:
 		return History{}, derr
+	case err != nil && !errors.Is(err, errStopReading):
+		return History{}, err
 	}
 	h.Ops = ops
 	return h, nil
@@ -136,13 +137,14 @@ func eachLine(r io.Reader, blockSize, maxLen int, fn func([]byte) error) error {
 		n, err := io.ReadFull(r, block[len(carry):cap(block)])
 		block = block[:len(carry)+n]
 		end := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		var failed error // a read error, returned after the whole lines read before it
 		if err != nil && !end {
-			return fmt.Errorf("read history: %w", err)
+			failed = fmt.Errorf("read history: %w", err)
 		}
 		complete := block
 		if !end {
 			last := bytes.LastIndexByte(block, '\n')
-			if last < 0 {
+			if last < 0 && failed == nil {
 				if len(block) > maxLen {
 					return fmt.Errorf("read history: %w", bufio.ErrTooLong)
 				}
@@ -162,6 +164,9 @@ func eachLine(r io.Reader, blockSize, maxLen int, fn func([]byte) error) error {
 				return err
 			}
 			complete = complete[min(i+1, len(complete)):]
+		}
+		if failed != nil {
+			return failed
 		}
 		if end {
 			return nil

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"errors"
+	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -72,5 +73,33 @@ func TestEachLineAcrossBlocks(t *testing.T) {
 	var n int
 	if err := eachLine(strings.NewReader(""), 8, 20, func([]byte) error { n++; return nil }); err != nil || n != 0 {
 		t.Errorf("empty input: %d lines, %v", n, err)
+	}
+}
+
+// failingReader returns err after its data.
+type failingReader struct {
+	data io.Reader
+	err  error
+}
+
+func (f *failingReader) Read(p []byte) (int, error) {
+	if n, err := f.data.Read(p); err != io.EOF {
+		return n, err
+	}
+	return 0, f.err
+}
+
+// TestReadJSONLFirstErrorByLine: a malformed operation line comes before a
+// read error after it; a read error after good lines is the error.
+func TestReadJSONLFirstErrorByLine(t *testing.T) {
+	broken := errors.New("disk gone")
+	good := `{"client":1,"kind":"load","execution":"e1","input":{},"output":{"outcome":"ok"},"call_ns":1,"return_ns":2}`
+	_, err := ReadJSONL(&failingReader{strings.NewReader(good + "\n{\"client\":\n"), broken})
+	if !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "line 2") {
+		t.Errorf("a malformed line 2, then a read error: %v, want line 2's error", err)
+	}
+	_, err = ReadJSONL(&failingReader{strings.NewReader(good + "\n"), broken})
+	if !errors.Is(err, broken) || errors.Is(err, ErrMalformed) {
+		t.Errorf("good lines, then a read error: %v, want the read error", err)
 	}
 }
