@@ -33,7 +33,9 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if *timeout <= 0 {
 		return ExitUsage, usagef("--timeout must be positive, got %v", *timeout)
 	}
+	readStart := time.Now()
 	h, err := linearizability.LoadFile(path)
+	read := time.Since(readStart)
 	if err != nil {
 		return ExitUsage, usagef("not a storecheck history: %v", err)
 	}
@@ -51,7 +53,7 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 		}
 		return ExitUsage, fmt.Errorf("check %s: %w", path, err)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s; %d operations, checked in %v\n", path, evidence.VerdictOf(rep).Word(), len(h.Ops), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(e.stdout, "%s: %s; %d operations, read in %v, checked in %v\n", path, evidence.VerdictOf(rep).Word(), len(h.Ops), read.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	for i, v := range rep.Violations {
 		if i == 10 {
 			fmt.Fprintf(e.stdout, "  … and %d more\n", len(rep.Violations)-10)
