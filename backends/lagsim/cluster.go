@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/storecheck/storecheck/backends/internal/tmpfs"
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/backends/sqlite"
 	"github.com/storecheck/storecheck/backends/sqlstore"
@@ -48,7 +49,10 @@ func OpenCluster(ctx context.Context, path string, cfg model.Config, opt Options
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
-	dir, err := os.MkdirTemp("", "storecheck-lagsim-*")
+	// The replica files are the simulation's, not the store under test:
+	// in memory when the machine allows, their copies cost no disk writes.
+	in, _ := tmpfs.Folder() // "" (the system's temporary folder) when not
+	dir, err := os.MkdirTemp(in, "storecheck-lagsim-*")
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("%s: replica folder: %w", Scheme, err), primary.Close())
 	}

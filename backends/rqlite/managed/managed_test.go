@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storecheck/storecheck/backends/internal/tmpfs"
 	"github.com/storecheck/storecheck/backends/rqlite"
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/chaos"
@@ -248,7 +249,7 @@ func TestEveryFaultOnProcesses(t *testing.T) {
 // the cluster works either way and its folder is gone after Close.
 func TestDataInMemoryOrOnDisk(t *testing.T) {
 	bin := needRqlited(t)
-	mem, err := cluster.MemoryFolder()
+	mem, err := tmpfs.Folder()
 	if err != nil {
 		t.Skipf("NOT RUN: %v", err)
 	}

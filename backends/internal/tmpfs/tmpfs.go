@@ -1,0 +1,46 @@
+// Package tmpfs finds a folder in memory for files a run makes that are
+// not the store under test, and whose trip to the disk is only cost: the
+// data of rqlite nodes storecheck starts, the replica files of the lagsim
+// simulation.
+package tmpfs
+
+import (
+	"fmt"
+	"syscall"
+)
+
+// Files in memory are only for what no fault storecheck injects could
+// tell from files on disk: process kills, pauses and cut links leave the
+// page cache as it was, so a process killed with its files on a tmpfs
+// finds what it would find on a disk. Power loss is simulated only on
+// embedded stores' files, through a file system storecheck mounts itself
+// (chaos/lossyfs), never on these.
+
+// folder is where a tmpfs is mounted on Linux.
+const folder = "/dev/shm"
+
+// tmpfsMagic is the file system type statfs reports for a tmpfs.
+const tmpfsMagic = 0x01021994
+
+// minFree is the room a run's files there may need (three rqlite nodes'
+// Raft logs and snapshots, eight replica files, with a wide margin): a
+// smaller tmpfs (a container's 64 MiB /dev/shm) is not used.
+const minFree = 1 << 30
+
+// Folder returns a folder on a tmpfs with room, or why there is none.
+func Folder() (string, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(folder, &st); err != nil {
+		return "", fmt.Errorf("no memory folder: %w", err)
+	}
+	if int64(st.Type) != tmpfsMagic {
+		return "", fmt.Errorf("no memory folder: %s is not a tmpfs", folder)
+	}
+	if free := st.Bavail * uint64(st.Bsize); free < minFree {
+		return "", fmt.Errorf("no memory folder: %s has %d MiB free, want %d MiB", folder, free>>20, minFree>>20)
+	}
+	if err := syscall.Access(folder, 2 /* W_OK */); err != nil {
+		return "", fmt.Errorf("no memory folder: %s is not writable: %w", folder, err)
+	}
+	return folder, nil
+}
