@@ -52,7 +52,7 @@ func OpenCluster(ctx context.Context, path string, cfg model.Config, opt Options
 	// The replica files are the simulation's, not the store under test:
 	// in memory when the machine allows, their copies cost no disk writes.
 	in, _ := tmpfs.Folder() // "" (the system's temporary folder) when not
-	dir, err := os.MkdirTemp(in, "storecheck-lagsim-*")
+	dir, err := tmpfs.MkdirTemp(in, "storecheck-lagsim-")
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("%s: replica folder: %w", Scheme, err), primary.Close())
 	}

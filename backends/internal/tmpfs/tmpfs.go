@@ -5,7 +5,12 @@
 package tmpfs
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -43,4 +48,45 @@ func Folder() (string, error) {
 		return "", fmt.Errorf("no memory folder: %s is not writable: %w", folder, err)
 	}
 	return folder, nil
+}
+
+// MkdirTemp makes a new folder in parent ("" is the system's temporary
+// folder) named prefix, this process's id and a random part, after
+// removing the folders of that prefix there whose process is gone: a run
+// killed before it could clean up (SIGKILL, a crash) leaves its folder
+// behind, and on a tmpfs that folder holds memory until the next boot.
+// Folders of processes still running are left alone.
+func MkdirTemp(parent, prefix string) (string, error) {
+	if parent == "" {
+		parent = os.TempDir()
+	}
+	removeStale(parent, prefix)
+	return os.MkdirTemp(parent, prefix+strconv.Itoa(os.Getpid())+"-*")
+}
+
+// removeStale removes parent's folders prefix+PID-… whose process is gone.
+func removeStale(parent, prefix string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok || !e.IsDir() {
+			continue
+		}
+		pidText, _, ok := strings.Cut(rest, "-")
+		pid, err := strconv.Atoi(pidText)
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || alive(pid) {
+			continue
+		}
+		_ = os.RemoveAll(filepath.Join(parent, e.Name()))
+	}
+}
+
+// alive reports whether a process pid exists (EPERM: it does, as another
+// user's).
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -2,6 +2,9 @@ package tmpfs
 
 import (
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -27,4 +30,38 @@ func TestFolderIsAWritableTmpfs(t *testing.T) {
 	}
 	f.Close()
 	os.Remove(f.Name())
+}
+
+// TestMkdirTempRemovesOnlyStaleFolders: a folder left by a process that is
+// gone is removed; this process's, a live process's and unrelated folders
+// stay; the new folder carries this process's id.
+func TestMkdirTempRemovesOnlyStaleFolders(t *testing.T) {
+	parent := t.TempDir()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	mine := strconv.Itoa(os.Getpid())
+	keep := []string{"x-" + mine + "-a", "x-1-init", "y-" + strconv.Itoa(gone.Process.Pid) + "-other", "x-notapid-b"}
+	stale := "x-" + strconv.Itoa(gone.Process.Pid) + "-stale"
+	for _, d := range append(keep, stale) {
+		if err := os.Mkdir(filepath.Join(parent, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir, err := MkdirTemp(parent, "x-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(filepath.Base(dir), "x-"+mine+"-") {
+		t.Errorf("new folder %s does not carry this process's id", dir)
+	}
+	if _, err := os.Stat(filepath.Join(parent, stale)); !os.IsNotExist(err) {
+		t.Errorf("the folder of a process that is gone is still there (%v)", err)
+	}
+	for _, d := range keep {
+		if _, err := os.Stat(filepath.Join(parent, d)); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
+	}
 }

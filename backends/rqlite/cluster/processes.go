@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/storecheck/storecheck/backends/internal/tmpfs"
 )
 
 // EnvRqlited names the environment variable that points at rqlited.
@@ -68,7 +70,7 @@ func StartProcesses(ctx context.Context, bin string, cfg Config) (_ *Processes, 
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp(cfg.DataIn, "storecheck-rqlite-*")
+	dir, err := tmpfs.MkdirTemp(cfg.DataIn, "storecheck-rqlite-")
 	if err != nil {
 		return nil, fmt.Errorf("cluster folder: %w", err)
 	}
