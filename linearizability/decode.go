@@ -280,7 +280,9 @@ func (l *traceLog) entry(index int64, b []byte) string {
 		return ""
 	}
 	if len(l.chunk)+len(b) > cap(l.chunk) {
-		l.chunk = make([]byte, 0, max(len(b), min(2*cap(l.chunk), 64<<10), 512))
+		// Chunks double from 64 bytes to 64 KiB: an execution with a few
+		// entries holds little, one with thousands a few allocations.
+		l.chunk = make([]byte, 0, max(len(b), min(2*cap(l.chunk), 64<<10), 64))
 	}
 	at := len(l.chunk)
 	l.chunk = append(l.chunk, b...)
