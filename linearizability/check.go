@@ -90,11 +90,10 @@ func Check(ctx context.Context, h History, opt Options) (*Report, error) {
 	}
 	rep := &Report{Ops: len(h.Ops)}
 	start := time.Now()
-	g, err := prepareGlobal(h, rep)
+	g, res, err := prepareGlobal(h, rep)
 	if err != nil {
 		return nil, err
 	}
-	res := g.resolve()
 	rep.GlobalTime = time.Since(start)
 
 	start = time.Now()

@@ -1,14 +1,8 @@
 package linearizability
 
 import (
-	"fmt"
 	"slices"
-	"strconv"
-	"strings"
-	"unicode/utf8"
 	"unsafe"
-
-	"github.com/valyala/fastjson"
 )
 
 // Reading a large history is mostly decoding its lines. encoding/json
@@ -16,16 +10,17 @@ import (
 // anew, though a history repeats the same few thousand execution ids,
 // event ids and trace entries over and over (a read_trace lists up to 200
 // entries, each already seen). lineDecoder decodes the lines storecheck
-// writes without reflection and keeps one copy of each repeated string;
-// a line it cannot take that way exactly as encoding/json would (an
-// escape written \uXXXX, invalid UTF-8) goes through encoding/json, and
-// so does every line it finds wrong: what is refused, and the words it is
-// refused in, are encoding/json's.
+// writes without reflection and without a parse tree (scan.go reads each
+// value in place, once), and keeps one copy of each repeated string; a
+// line it cannot take that way exactly as encoding/json would (an escape
+// written \uXXXX, invalid UTF-8) goes through encoding/json, and so does
+// every line it finds wrong: what is refused, and the words it is refused
+// in, are encoding/json's (FuzzLineDecoder).
 
 // lineDecoder decodes operation lines; each decoding goroutine has its own
-// (its parser and its strings are not shared).
+// (its scanner and its strings are not shared).
 type lineDecoder struct {
-	p fastjson.Parser
+	s scanner
 	// strs holds one copy of each string seen, up to maxInterned; then it
 	// starts again, so that its memory is bounded whatever the history.
 	strs map[string]string
@@ -36,8 +31,6 @@ type lineDecoder struct {
 	// outbox and spawns are the last pending listings (outboxItems).
 	outbox []OutboxItem
 	spawns []SpawnItem
-	err    error  // the first error of the line being decoded
-	num    []byte // a number's text, for strconv
 	// slow counts the lines handed to encoding/json.
 	slow int
 }
@@ -52,45 +45,38 @@ func newLineDecoder() *lineDecoder {
 // decode decodes one operation line into op as strictUnmarshal does
 // (encoding/json, unknown fields disallowed).
 func (d *lineDecoder) decode(raw []byte, op *Operation) error {
-	// fastjson's parser is strict about structure and literals but not
-	// about strings (raw control characters, unknown escapes) or numbers
-	// (01, +1, NaN): plainText refuses the first, and every number read
-	// is checked against JSON's grammar (number, integer).
-	if !plainText(raw) {
-		return d.slowly(raw, op)
-	}
-	v, err := d.p.ParseBytes(raw)
-	if err != nil {
-		return d.slowly(raw, op)
-	}
-	d.err = nil
-	d.object(v, []byte("operation"), func(key []byte, v *fastjson.Value) {
+	s := &d.s
+	s.reset(raw)
+	s.object(func(key []byte) {
 		switch string(key) {
 		case "client":
-			op.Client = int(d.int64(v, key))
+			if n, ok := s.int64(); ok {
+				op.Client = int(n)
+			}
 		case "kind":
-			op.Kind = Kind(d.str(v, key))
+			d.str((*string)(&op.Kind))
 		case "execution":
-			op.Execution = d.str(v, key)
+			d.str(&op.Execution)
 		case "input":
-			d.input(v, &op.Input)
+			d.input(&op.Input)
 		case "output":
-			d.output(v, &op.Output, op.Execution)
+			d.output(&op.Output, op.Execution)
 		case "call_ns":
-			op.Call = d.int64(v, key)
+			d.int64(&op.Call)
 		case "return_ns":
-			op.Return = d.int64(v, key)
+			d.int64(&op.Return)
 		case "heal":
-			op.Heal = d.bool(v, key)
+			d.bool(&op.Heal)
 		case "replica":
-			op.Replica = d.str(v, key)
+			d.str(&op.Replica)
 		case "ryw":
-			op.ReadYourWrites = d.bool(v, key)
+			d.bool(&op.ReadYourWrites)
 		default:
-			d.unknown(key)
+			s.bad = true // an unknown field, which encoding/json names
 		}
 	})
-	if d.err != nil {
+	s.end()
+	if s.bad {
 		*op = Operation{}
 		return d.slowly(raw, op)
 	}
@@ -103,105 +89,107 @@ func (d *lineDecoder) slowly(raw []byte, op *Operation) error {
 	return strictUnmarshal(raw, op)
 }
 
-func (d *lineDecoder) input(v *fastjson.Value, in *Input) {
-	d.object(v, []byte("input"), func(key []byte, v *fastjson.Value) {
+func (d *lineDecoder) input(in *Input) {
+	s := &d.s
+	s.object(func(key []byte) {
 		switch string(key) {
 		case "expected":
-			in.Expected = d.int64(v, key)
+			d.int64(&in.Expected)
 		case "data":
-			in.Data = d.plain(v, key)
+			d.plain(&in.Data)
 		case "prev":
-			in.Prev = d.plain(v, key)
+			d.plain(&in.Prev)
 		case "event_id":
-			in.EventID = d.plain(v, key)
+			d.plain(&in.EventID)
 		case "emits":
-			in.Emits = decodeArray(d, v, key, func(v *fastjson.Value, e *EmitRef) {
-				d.object(v, key, func(key []byte, v *fastjson.Value) {
+			in.Emits = decodeArray(d, func(e *EmitRef) {
+				s.object(func(key []byte) {
 					switch string(key) {
 					case "event_id":
-						e.EventID = d.plain(v, key)
+						d.plain(&e.EventID)
 					case "target":
-						e.Target = d.strPtr(v, key)
+						e.Target = d.strPtr()
 					default:
-						d.unknown(key)
+						s.bad = true
 					}
 				})
 			})
 		case "timers":
-			in.Timers = decodeArray(d, v, key, func(v *fastjson.Value, t *TimerRef) {
-				d.object(v, key, func(key []byte, v *fastjson.Value) {
+			in.Timers = decodeArray(d, func(t *TimerRef) {
+				s.object(func(key []byte) {
 					switch string(key) {
 					case "action":
-						t.Action = d.str(v, key)
+						d.str(&t.Action)
 					case "path":
-						t.Path = d.str(v, key)
+						d.str(&t.Path)
 					case "fire_at":
-						t.FireAt = d.float64(v, key)
+						d.float64(&t.FireAt)
 					default:
-						d.unknown(key)
+						s.bad = true
 					}
 				})
 			})
 		case "spawns":
-			in.Spawns = decodeArray(d, v, key, func(v *fastjson.Value, s *string) { *s = d.str(v, key) })
+			in.Spawns = decodeArray(d, d.str)
 		case "trace":
-			in.Trace = d.plain(v, key)
+			d.plain(&in.Trace)
 		case "seq":
-			in.Seq = d.int64(v, key)
+			d.int64(&in.Seq)
 		case "path":
-			in.Path = d.str(v, key)
+			d.str(&in.Path)
 		case "fire_at":
-			in.FireAt = d.float64(v, key)
+			d.float64(&in.FireAt)
 		case "now":
-			in.Now = d.float64(v, key)
+			d.float64(&in.Now)
 		default:
-			d.unknown(key)
+			s.bad = true
 		}
 	})
 }
 
-func (d *lineDecoder) output(v *fastjson.Value, out *Output, exec string) {
-	d.object(v, []byte("output"), func(key []byte, v *fastjson.Value) {
+func (d *lineDecoder) output(out *Output, exec string) {
+	s := &d.s
+	s.object(func(key []byte) {
 		switch string(key) {
 		case "outcome":
-			out.Outcome = Outcome(d.str(v, key))
+			d.str((*string)(&out.Outcome))
 		case "found":
-			out.Found = d.int64Ptr(v, key)
+			out.Found = d.int64Ptr()
 		case "exists":
-			out.Exists = d.bool(v, key)
+			d.bool(&out.Exists)
 		case "version":
-			out.Version = d.int64(v, key)
+			d.int64(&out.Version)
 		case "data":
-			out.Data = d.plain(v, key)
+			d.plain(&out.Data)
 		case "processed":
-			out.Processed = d.bool(v, key)
+			d.bool(&out.Processed)
 		case "trace":
-			out.Trace = d.traceItems(v, key, exec)
+			out.Trace = d.traceItems(exec)
 		case "outbox":
-			out.Outbox = d.outboxItems(v, key)
+			out.Outbox = d.outboxItems()
 		case "spawns":
-			out.Spawns = d.spawnItems(v, key)
+			out.Spawns = d.spawnItems()
 		case "timers":
-			out.Timers = decodeArray(d, v, key, func(v *fastjson.Value, t *DueTimerItem) {
-				d.object(v, key, func(key []byte, v *fastjson.Value) {
+			out.Timers = decodeArray(d, func(t *DueTimerItem) {
+				s.object(func(key []byte) {
 					switch string(key) {
 					case "execution":
-						t.Execution = d.str(v, key)
+						d.str(&t.Execution)
 					case "path":
-						t.Path = d.str(v, key)
+						d.str(&t.Path)
 					case "fire_at":
-						t.FireAt = d.float64(v, key)
+						d.float64(&t.FireAt)
 					default:
-						d.unknown(key)
+						s.bad = true
 					}
 				})
 			})
 		case "error":
-			out.Error = d.plain(v, key)
+			d.plain(&out.Error)
 		case "observed_ns":
-			out.Observed = d.int64(v, key)
+			d.int64(&out.Observed)
 		default:
-			d.unknown(key)
+			s.bad = true
 		}
 	})
 }
@@ -216,7 +204,7 @@ func (d *lineDecoder) output(v *fastjson.Value, out *Output, exec string) {
 // the collector to scan in a history of millions of listed entries. A
 // listing that disagrees with the log (a store that changed an entry at
 // an index, a gap) is kept as read, in a slice of its own.
-func (d *lineDecoder) traceItems(v *fastjson.Value, key []byte, exec string) []TraceItem {
+func (d *lineDecoder) traceItems(exec string) []TraceItem {
 	log := d.traces[exec]
 	if log == nil && exec != "" {
 		if len(d.traces) >= maxInterned {
@@ -225,23 +213,26 @@ func (d *lineDecoder) traceItems(v *fastjson.Value, key []byte, exec string) []T
 		log = &traceLog{}
 		d.traces[exec] = log
 	}
-	d.listing = decodeInto(d, d.listing[:0], v, key, func(v *fastjson.Value, t *TraceItem) {
+	var listed bool
+	d.listing, listed = decodeInto(d, d.listing, func(t *TraceItem) {
 		var entry []byte
-		d.object(v, key, func(key []byte, v *fastjson.Value) {
+		d.s.object(func(key []byte) {
 			switch string(key) {
 			case "index":
-				t.Index = d.int64(v, key)
+				d.int64(&t.Index)
 			case "entry":
-				entry = d.bytes(v, key)
+				if b, ok := d.s.str(); ok {
+					entry = b
+				}
 			default:
-				d.unknown(key)
+				d.s.bad = true
 			}
 		})
 		t.Entry = log.entry(t.Index, entry)
 	})
 	items := d.listing
 	switch {
-	case d.err != nil || v.Type() == fastjson.TypeNull:
+	case d.s.bad || !listed:
 		return nil
 	case len(items) == 0:
 		return []TraceItem{} // [], not null
@@ -327,25 +318,29 @@ func (l *traceLog) extend(items []TraceItem) bool {
 // outboxItems decodes a pending_outbox listing. Like a trace listing, it
 // is mostly the previous listing's entries (by seq, both ascending): their
 // strings are taken from it.
-func (d *lineDecoder) outboxItems(v *fastjson.Value, key []byte) []OutboxItem {
+func (d *lineDecoder) outboxItems() []OutboxItem {
 	prev, j := d.outbox, 0
-	items := decodeArray(d, v, key, func(v *fastjson.Value, o *OutboxItem) {
+	items := decodeArray(d, func(o *OutboxItem) {
 		var event, target []byte
-		d.object(v, key, func(key []byte, v *fastjson.Value) {
+		d.s.object(func(key []byte) {
 			switch string(key) {
 			case "seq":
-				o.Seq = d.int64(v, key)
+				d.int64(&o.Seq)
 			case "event_id":
-				event = d.bytes(v, key)
+				if b, ok := d.s.str(); ok {
+					event = b
+				}
 			case "target":
-				if v.Type() != fastjson.TypeNull {
-					target = d.bytes(v, key)
+				if b, ok := d.s.str(); ok {
+					target = b
 					if target == nil {
-						target = []byte{}
+						target = []byte{} // "" is a target, null none
 					}
+				} else {
+					target = nil
 				}
 			default:
-				d.unknown(key)
+				d.s.bad = true
 			}
 		})
 		if p, ok := atSeq(prev, &j, o.Seq, func(p OutboxItem) int64 { return p.Seq }); ok && p.EventID == string(event) &&
@@ -359,27 +354,31 @@ func (d *lineDecoder) outboxItems(v *fastjson.Value, key []byte) []OutboxItem {
 			o.Target = &t
 		}
 	})
-	if d.err == nil {
+	if !d.s.bad {
 		d.outbox = items
 	}
 	return items
 }
 
 // spawnItems decodes a pending_spawns listing as outboxItems does.
-func (d *lineDecoder) spawnItems(v *fastjson.Value, key []byte) []SpawnItem {
+func (d *lineDecoder) spawnItems() []SpawnItem {
 	prev, j := d.spawns, 0
-	items := decodeArray(d, v, key, func(v *fastjson.Value, s *SpawnItem) {
+	items := decodeArray(d, func(s *SpawnItem) {
 		var parent, child []byte
-		d.object(v, key, func(key []byte, v *fastjson.Value) {
+		d.s.object(func(key []byte) {
 			switch string(key) {
 			case "seq":
-				s.Seq = d.int64(v, key)
+				d.int64(&s.Seq)
 			case "parent":
-				parent = d.bytes(v, key)
+				if b, ok := d.s.str(); ok {
+					parent = b
+				}
 			case "child":
-				child = d.bytes(v, key)
+				if b, ok := d.s.str(); ok {
+					child = b
+				}
 			default:
-				d.unknown(key)
+				d.s.bad = true
 			}
 		})
 		if p, ok := atSeq(prev, &j, s.Seq, func(p SpawnItem) int64 { return p.Seq }); ok && p.Parent == string(parent) && p.Child == string(child) {
@@ -388,7 +387,7 @@ func (d *lineDecoder) spawnItems(v *fastjson.Value, key []byte) []SpawnItem {
 		}
 		s.Parent, s.Child = d.intern(parent), d.intern(child)
 	})
-	if d.err == nil {
+	if !d.s.bad {
 		d.spawns = items
 	}
 	return items
@@ -408,58 +407,35 @@ func atSeq[T any](prev []T, j *int, seq int64, seqOf func(T) int64) (T, bool) {
 	return zero, false
 }
 
-// object calls field for each member of the object v; null is an empty
-// object, as encoding/json takes it.
-func (d *lineDecoder) object(v *fastjson.Value, what []byte, field func(key []byte, v *fastjson.Value)) {
-	if d.err != nil || v.Type() == fastjson.TypeNull {
-		return
-	}
-	o, err := v.Object()
-	if err != nil {
-		d.fail(fmt.Errorf("json: %s is not an object", what))
-		return
-	}
-	o.Visit(func(k []byte, v *fastjson.Value) {
-		if d.err == nil {
-			field(k, v)
-		}
-	})
-}
-
-// decodeArray decodes the array v into a new slice (encoding/json too
-// replaces a slice a repeated key had set); null is a nil slice.
-func decodeArray[T any](d *lineDecoder, v *fastjson.Value, k []byte, elem func(*fastjson.Value, *T)) []T {
-	if d.err != nil || v.Type() == fastjson.TypeNull {
+// decodeArray decodes an array into a new slice (encoding/json too
+// replaces a slice a repeated key had set); null is a nil slice, [] an
+// empty one.
+func decodeArray[T any](d *lineDecoder, elem func(*T)) []T {
+	items, listed := decodeInto(d, []T{}, elem)
+	if !listed {
 		return nil
 	}
-	return decodeInto(d, []T{}, v, k, elem) // [] is an empty slice, not nil
+	return items
 }
 
 // decodeInto is decodeArray into buf (emptied first, grown as needed), for
-// a caller that keeps the result only in part.
-func decodeInto[T any](d *lineDecoder, buf []T, v *fastjson.Value, k []byte, elem func(*fastjson.Value, *T)) []T {
+// a caller that keeps the result only in part; false for null.
+func decodeInto[T any](d *lineDecoder, buf []T, elem func(*T)) ([]T, bool) {
 	buf = buf[:0]
-	if d.err != nil || v.Type() == fastjson.TypeNull {
-		return buf
-	}
-	a, err := v.Array()
-	if err != nil {
-		d.fail(fmt.Errorf("json: field %q is not an array", k))
-		return buf
-	}
-	buf = slices.Grow(buf, len(a))[:len(a)]
-	for i, e := range a {
-		buf[i] = *new(T)
-		elem(e, &buf[i])
-	}
-	return buf
+	listed := d.s.array(func() {
+		buf = append(buf, *new(T))
+		elem(&buf[len(buf)-1])
+	})
+	return buf, listed
 }
 
 // str decodes a string of which a history holds few distinct values, each
 // on many lines (kinds, outcomes, execution ids, timer paths): one copy of
-// each is kept.
-func (d *lineDecoder) str(v *fastjson.Value, k []byte) string {
-	return d.intern(d.bytes(v, k))
+// each is kept. null leaves *p as it was, as encoding/json leaves it.
+func (d *lineDecoder) str(p *string) {
+	if b, ok := d.s.str(); ok {
+		*p = d.intern(b)
+	}
 }
 
 // plain decodes a string that is new or recurs only a few times (an
@@ -467,91 +443,47 @@ func (d *lineDecoder) str(v *fastjson.Value, k []byte) string {
 // ids): a copy costs less than finding it among a million others (a
 // history of a million operations read 0.77 of the time with these not
 // kept once).
-func (d *lineDecoder) plain(v *fastjson.Value, k []byte) string {
-	return string(d.bytes(v, k))
+func (d *lineDecoder) plain(p *string) {
+	if b, ok := d.s.str(); ok {
+		*p = string(b)
+	}
 }
 
-// bytes decodes a string (null is "") into bytes valid until the next
-// line.
-func (d *lineDecoder) bytes(v *fastjson.Value, k []byte) []byte {
-	if d.err != nil || v.Type() == fastjson.TypeNull {
+// strPtr decodes a string that may be null (nil).
+func (d *lineDecoder) strPtr() *string {
+	b, ok := d.s.str()
+	if !ok {
 		return nil
 	}
-	b, err := v.StringBytes()
-	if err != nil {
-		d.fail(fmt.Errorf("json: field %q is not a string", k))
-		return nil
-	}
-	return b
-}
-
-func (d *lineDecoder) strPtr(v *fastjson.Value, k []byte) *string {
-	if d.err != nil || v.Type() == fastjson.TypeNull {
-		return nil
-	}
-	s := d.str(v, k)
+	s := d.intern(b)
 	return &s
 }
 
-func (d *lineDecoder) int64(v *fastjson.Value, k []byte) int64 {
-	if d.err != nil || v.Type() == fastjson.TypeNull {
-		return 0
+func (d *lineDecoder) int64(p *int64) {
+	if n, ok := d.s.int64(); ok {
+		*p = n
 	}
-	if v.Type() != fastjson.TypeNumber {
-		d.fail(fmt.Errorf("json: field %q is not a number", k))
-		return 0
-	}
-	d.num = v.MarshalTo(d.num[:0])
-	if !integer(d.num) {
-		d.fail(fmt.Errorf("json: field %q is not an integer: %s", k, d.num))
-		return 0
-	}
-	n, err := v.Int64()
-	if err != nil {
-		d.fail(fmt.Errorf("json: field %q is not an integer: %v", k, err))
-	}
-	return n
 }
 
-func (d *lineDecoder) int64Ptr(v *fastjson.Value, k []byte) *int64 {
-	if d.err != nil || v.Type() == fastjson.TypeNull {
+// int64Ptr decodes an integer that may be null (nil).
+func (d *lineDecoder) int64Ptr() *int64 {
+	n, ok := d.s.int64()
+	if !ok {
 		return nil
 	}
-	n := d.int64(v, k)
 	return &n
 }
 
-func (d *lineDecoder) float64(v *fastjson.Value, k []byte) float64 {
-	if d.err != nil || v.Type() == fastjson.TypeNull {
-		return 0
+func (d *lineDecoder) float64(p *float64) {
+	if f, ok := d.s.float64(); ok {
+		*p = f
 	}
-	if v.Type() != fastjson.TypeNumber {
-		d.fail(fmt.Errorf("json: field %q is not a number", k))
-		return 0
-	}
-	// fastjson's own float parsing is not correctly rounded at extreme
-	// exponents; strconv's is, as encoding/json's.
-	d.num = v.MarshalTo(d.num[:0])
-	if !number(d.num) {
-		d.fail(fmt.Errorf("json: field %q is not a JSON number: %s", k, d.num))
-		return 0
-	}
-	f, err := strconv.ParseFloat(string(d.num), 64)
-	if err != nil {
-		d.fail(fmt.Errorf("json: field %q is not a number: %v", k, err))
-	}
-	return f
 }
 
-func (d *lineDecoder) bool(v *fastjson.Value, k []byte) bool {
-	if d.err != nil || v.Type() == fastjson.TypeNull {
-		return false
+func (d *lineDecoder) bool(p *bool) {
+	if b, ok := d.s.bool(); ok {
+		*p = b
 	}
-	b, err := v.Bool()
-	if err != nil {
-		d.fail(fmt.Errorf("json: field %q is not a boolean", k))
-	}
-	return b
 }
 
 // intern returns the one copy of b's string.
@@ -568,90 +500,4 @@ func (d *lineDecoder) intern(b []byte) string {
 	s := string(b)
 	d.strs[s] = s
 	return s
-}
-
-func (d *lineDecoder) unknown(k []byte) {
-	d.fail(fmt.Errorf("json: unknown field %q", k))
-}
-
-func (d *lineDecoder) fail(err error) {
-	if d.err == nil {
-		d.err = err
-	}
-}
-
-// plainText reports whether a line is valid UTF-8 whose strings need no
-// more than fastjson checks: no control character anywhere (a line
-// storecheck writes has none: encoding/json escapes them) and no escape
-// but \" \\ \/ \b \f \n \r \t (a \uXXXX goes to encoding/json, which
-// alone decodes surrogates as it does).
-func plainText(raw []byte) bool {
-	for i := 0; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case c < 0x20:
-			return false
-		case c == '\\':
-			if i+1 == len(raw) || !strings.ContainsRune(`"\/bfnrt`, rune(raw[i+1])) {
-				return false
-			}
-			i++
-		}
-	}
-	return utf8.Valid(raw)
-}
-
-// integer reports whether b is a JSON integer: -?(0|[1-9][0-9]*).
-func integer(b []byte) bool {
-	if len(b) > 0 && b[0] == '-' {
-		b = b[1:]
-	}
-	if len(b) == 0 || (b[0] == '0' && len(b) > 1) {
-		return false
-	}
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return false
-		}
-	}
-	return true
-}
-
-// number reports whether b is a JSON number:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?.
-func number(b []byte) bool {
-	i := 0
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	start := i
-	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-		i++
-	}
-	if i == start || (b[start] == '0' && i-start > 1) {
-		return false
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		frac := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == frac {
-			return false
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		exp := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		if i == exp {
-			return false
-		}
-	}
-	return i == len(b)
 }

@@ -163,12 +163,39 @@ func TestLineDecoderRefusesAsEncodingJSON(t *testing.T) {
 		`{"client":-0,"input":{"fire_at":-0.0,"now":1E+2,"expected":0},"output":{"found":-7}}`,
 		`{"input":{"fire_at":12.5e-3,"now":0.000001}}`,
 		`{"kind":"a\"b\\c\/d\be\ff\ng\rh\ti"}`,
+		// null leaves a field as a repeated key had set it; a pointer or a
+		// slice it sets to nil.
+		`{"client":2,"client":null,"kind":"load","kind":null,"input":{"data":"a","data":null,"emits":[],"emits":null},"output":{"found":1,"found":null,"exists":true,"exists":null,"version":3,"version":null}}`,
+		// whitespace between every token, escapes beside non-ASCII text
+		" { \"kind\" : \"read_trace\" ,\t\"output\":{\"trace\":[ {\"index\":1 , \"entry\":\"é\\n\"} ] } } ",
+		`{"kind":"pending_outbox","output":{"outbox":[{"seq":1,"event_id":"é\tx","target":"\"t\""},{"seq":2,"event_id":"","target":""},{"seq":3,"event_id":"y","target":null}]}}`,
 	} {
 		decodeBoth(t, d, []byte(line))
 	}
 	if d.slow != 0 {
 		t.Errorf("%d well-formed lines went to encoding/json", d.slow)
 	}
+}
+
+// FuzzLineDecoder: whatever the line, the fast decoder's answer is
+// encoding/json's — the same operation, or an error in the same words.
+// The seeds are lines of a simulated history and the lines above; `go test
+// -fuzz FuzzLineDecoder ./linearizability/` searches further.
+func FuzzLineDecoder(f *testing.F) {
+	h := simulate(f, simConfig{ops: 300, clients: 4, execs: 3, traceMax: 8, seed: 1, indeterminate: 0.05})
+	var buf bytes.Buffer
+	if err := WriteJSONL(&buf, h); err != nil {
+		f.Fatal(err)
+	}
+	for _, line := range bytes.Split(buf.Bytes(), []byte("\n"))[1:] {
+		f.Add(line)
+	}
+	for _, line := range []string{`{"client":01}`, `{"input":{"now":1e}}`, `{"kind":"lo\u0061d"}`, "{\"kind\":\"e\xff\"}", `{"a":1,}`, ` null `, `{"output":{"trace":[{"index":-0,"entry":"\/"}]}}`} {
+		f.Add([]byte(line))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		decodeBoth(t, newLineDecoder(), line)
+	})
 }
 
 // TestLineDecoderInterns: a string repeated across lines is held once.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // The global checks read the final tables (the heal reads) together with the
@@ -66,12 +67,13 @@ type finalTables struct {
 	processed              map[procKey]*Operation
 }
 
-// prepareGlobal indexes the witnesses, reads the final tables and finds each
-// execution's winners. The checker is not ready (and checkRows does nothing)
-// when the history has no heal reads or no witnesses; a note says so. An
-// error means the history reuses a witness, which the checks cannot tell
-// apart.
-func prepareGlobal(h History, rep *Report) (*globalChecker, error) {
+// prepareGlobal indexes the witnesses, reads the final tables, finds each
+// execution's winners and settles what the witnesses settle of the
+// indeterminate operations (resolve.go). The checker is not ready (and
+// checkRows does nothing) when the history has no heal reads or no
+// witnesses; a note says so. An error means the history reuses a witness,
+// which the checks cannot tell apart.
+func prepareGlobal(h History, rep *Report) (*globalChecker, resolution, error) {
 	// The indexes are made at their size: a history of a million
 	// operations grew them through a dozen rehashes each.
 	var commits, appends int
@@ -92,15 +94,25 @@ func prepareGlobal(h History, rep *Report) (*globalChecker, error) {
 	}
 	if !g.readFinal() {
 		rep.Notes = append(rep.Notes, "global checks skipped: the history has no heal reads")
-		return g, nil
+		return g, newResolution(), nil
 	}
 	ok, err := g.index()
 	if err != nil || !ok {
-		return g, err
+		return g, newResolution(), err
 	}
 	g.ready = true
+	// Settling the trace appends reads only the trace index and the final
+	// tables, and writes only a resolution of its own: it runs beside the
+	// chains and the commits' settling, a pass over every listed entry of a
+	// history that would otherwise wait for them.
+	appendsSettled := newResolution()
+	var wg sync.WaitGroup
+	wg.Go(func() { g.resolveAppends(appendsSettled) })
 	g.chains()
-	return g, nil
+	res := g.resolveCommits()
+	wg.Wait()
+	res.merge(appendsSettled)
+	return g, res, nil
 }
 
 // checkRows runs the checks of the final tables and the queue, ledger and
@@ -160,40 +172,75 @@ func latest(have, op *Operation) *Operation {
 // index maps every witness to its attempt. It returns false (with a note)
 // when commits carry no tokens, and an error when a witness is reused.
 func (g *globalChecker) index() (bool, error) {
-	dup := func(what, id string) error {
-		return fmt.Errorf("%w: witness %s %q is used by two attempts", ErrMalformed, what, id)
+	// Two passes over the history, one per goroutine: the commits'
+	// witnesses (tokens, event ids, children, timers) and the trace
+	// entries (appends' and commits'), which no check of the other pass
+	// reads. Each stops at its first problem; the one at the earlier
+	// operation is the one reported, as a single pass would have met it
+	// first (at one commit, its other witnesses before its trace entry).
+	var commits, traces indexStop
+	var wg sync.WaitGroup
+	wg.Go(func() { commits = g.indexCommits() })
+	traces = g.indexTraces()
+	wg.Wait()
+	first := commits
+	if traces.at < commits.at {
+		first = traces
 	}
+	switch {
+	case first.err != nil:
+		return false, first.err
+	case first.note != "":
+		g.rep.Notes = append(g.rep.Notes, first.note)
+		return false, nil
+	}
+	for e := range g.byExec {
+		g.execs = append(g.execs, e)
+	}
+	slices.Sort(g.execs)
+	return true, nil
+}
+
+// indexStop is where an indexing pass stopped: at the operation at, with
+// an error (a witness used twice) or a note (a commit without a token, which
+// the checks cannot follow); at is the history's length when it did not.
+type indexStop struct {
+	at   int
+	err  error
+	note string
+}
+
+// duplicate is the error of a witness used by two attempts.
+func duplicate(at int, what, id string) indexStop {
+	return indexStop{at: at, err: fmt.Errorf("%w: witness %s %q is used by two attempts", ErrMalformed, what, id)}
+}
+
+// indexCommits indexes the commits and saves by token, per execution, and
+// their event ids, children and scheduled timers.
+func (g *globalChecker) indexCommits() indexStop {
 	for i := range g.h.Ops {
 		op := &g.h.Ops[i]
-		if op.Kind == KindAppendTrace {
-			if _, ok := g.traces[op.Input.Trace]; ok {
-				return false, dup("trace entry", op.Input.Trace)
-			}
-			g.traces[op.Input.Trace] = op
-			g.appends[op.Execution] = append(g.appends[op.Execution], op)
-		}
 		if !op.Kind.IsCommit() {
 			continue
 		}
 		tok := Token(op.Input.Data)
 		if tok == "" {
-			g.rep.Notes = append(g.rep.Notes, fmt.Sprintf("global checks skipped: %s of %s carries no witness token", op.Kind, op.Execution))
-			return false, nil
+			return indexStop{at: i, note: fmt.Sprintf("global checks skipped: %s of %s carries no witness token", op.Kind, op.Execution)}
 		}
 		if _, ok := g.attempts[tok]; ok {
-			return false, dup("token", tok)
+			return duplicate(i, "token", tok)
 		}
 		g.attempts[tok] = op
 		g.byExec[op.Execution] = append(g.byExec[op.Execution], op)
 		for j, e := range op.Input.Emits {
 			if _, ok := g.emits[e.EventID]; ok {
-				return false, dup("event id", e.EventID)
+				return duplicate(i, "event id", e.EventID)
 			}
 			g.emits[e.EventID] = owner{op, j}
 		}
 		for j, c := range op.Input.Spawns {
 			if _, ok := g.spawns[c]; ok {
-				return false, dup("child id", c)
+				return duplicate(i, "child id", c)
 			}
 			g.spawns[c] = owner{op, j}
 		}
@@ -203,22 +250,31 @@ func (g *globalChecker) index() (bool, error) {
 			}
 			k := timerKey{op.Execution, t.Path, t.FireAt}
 			if _, ok := g.fires[k]; ok {
-				return false, dup("timer", fmt.Sprintf("%s/%s@%v", k.exec, k.path, k.fireAt))
+				return duplicate(i, "timer", fmt.Sprintf("%s/%s@%v", k.exec, k.path, k.fireAt))
 			}
 			g.fires[k] = owner{op, j}
 		}
-		if op.Input.Trace != "" {
-			if _, ok := g.traces[op.Input.Trace]; ok {
-				return false, dup("trace entry", op.Input.Trace)
-			}
-			g.traces[op.Input.Trace] = op
+	}
+	return indexStop{at: len(g.h.Ops)}
+}
+
+// indexTraces indexes the trace entries appended, by append_trace and by
+// commits, and the append_trace calls per execution.
+func (g *globalChecker) indexTraces() indexStop {
+	for i := range g.h.Ops {
+		op := &g.h.Ops[i]
+		switch {
+		case op.Kind == KindAppendTrace:
+			g.appends[op.Execution] = append(g.appends[op.Execution], op)
+		case !op.Kind.IsCommit() || op.Input.Trace == "":
+			continue
 		}
+		if _, ok := g.traces[op.Input.Trace]; ok {
+			return duplicate(i, "trace entry", op.Input.Trace)
+		}
+		g.traces[op.Input.Trace] = op
 	}
-	for e := range g.byExec {
-		g.execs = append(g.execs, e)
-	}
-	slices.Sort(g.execs)
-	return true, nil
+	return indexStop{at: len(g.h.Ops)}
 }
 
 // won reports whether op is known to have won its CAS.

@@ -177,6 +177,54 @@ func TestReusedWitnessIsMalformed(t *testing.T) {
 	}
 }
 
+// TestReusedWitnessFirstByOperation: the commits' witnesses and the trace
+// entries are indexed by two passes at once; of two problems, the one
+// reported is the one at the earlier operation, as one pass in history
+// order would meet it (at one commit, a reused token before a reused trace
+// entry), whichever pass found it.
+func TestReusedWitnessFirstByOperation(t *testing.T) {
+	reuse := func(h *History, what, from, to string) {
+		src, dst := commitOp(t, h, from), commitOp(t, h, to)
+		switch what {
+		case "token":
+			dst.Input.Data = src.Input.Data
+		case "trace":
+			dst.Input.Trace = src.Input.Trace
+		case "no token":
+			dst.Input.Data = "#" + Token(dst.Input.Data) // no token before its hash
+		}
+	}
+	for _, c := range []struct {
+		name       string
+		t2, t3     string // what t2 (the second commit) and t3 (the third) get wrong
+		want, note string
+	}{
+		{"token at t2, trace at t3", "token", "trace", "witness token", ""},
+		{"trace at t2, token at t3", "trace", "token", "witness trace entry", ""},
+		{"trace at t2, no token at t3", "trace", "no token", "witness trace entry", ""},
+		{"no token at t2, trace at t3", "no token", "trace", "", "carries no witness token"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h := baseHistory(t)
+			reuse(&h, c.t2, "t1", "t2")
+			reuse(&h, c.t3, "t1", "t3")
+			rep, err := Check(context.Background(), h, Options{})
+			switch {
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("got %v, want the %s reused", err, c.want)
+			case c.note != "" && (err != nil || !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, c.note) })):
+				t.Fatalf("got %v (report %+v), want the note %q", err, rep, c.note)
+			}
+		})
+	}
+	h := baseHistory(t) // one commit reusing both: its token is met first
+	reuse(&h, "trace", "t1", "t3")
+	reuse(&h, "token", "t1", "t3")
+	if _, err := Check(context.Background(), h, Options{}); err == nil || !strings.Contains(err.Error(), "witness token") {
+		t.Fatalf("got %v, want the reused token", err)
+	}
+}
+
 // A load_for_event answer that shows part of a commit — its row without its
 // dedupe marker, or its marker with an older row — breaks atomicity; the
 // whole commit, or none of it, is fine.

@@ -67,10 +67,18 @@ func WriteJSONL(w io.Writer, h History) error {
 // are skipped. A line that is not one well-formed operation is an
 // ErrMalformed error naming its line number.
 func ReadJSONL(r io.Reader) (History, error) {
+	return readJSONL(r, 0)
+}
+
+// readJSONL is ReadJSONL for a reader of at most lines lines (0: not
+// known). With that bound the operations are decoded in place, into one
+// slice made at the start, instead of batch by batch and then copied: a
+// history of a million operations is half a gigabyte of them.
+func readJSONL(r io.Reader, lines int) (History, error) {
 	h := History{Meta: DefaultMeta()}
-	d := newDecoders(runtime.GOMAXPROCS(0))
+	d := newDecoders(runtime.GOMAXPROCS(0), lines)
 	var b *lineBatch
-	line := 0
+	line, ops := 0, 0
 	err := eachLine(r, readBlock, maxLine, func(raw []byte) error {
 		line++
 		raw = bytes.TrimSpace(raw)
@@ -85,10 +93,11 @@ func ReadJSONL(r io.Reader) (History, error) {
 			return nil
 		}
 		if b == nil {
-			b = &lineBatch{done: make(chan struct{})}
+			b = &lineBatch{first: ops, done: make(chan struct{})}
 		}
 		b.numbers = append(b.numbers, line)
 		b.lines = append(b.lines, raw)
+		ops++
 		if len(b.lines) == batchLines {
 			d.send(b)
 			b = nil
@@ -103,14 +112,14 @@ func ReadJSONL(r io.Reader) (History, error) {
 	}
 	// An operation line that failed comes before whatever stopped the
 	// reading after it (a read error, a line too long).
-	ops, derr := d.wait()
+	decoded, derr := d.wait()
 	switch {
 	case derr != nil:
 		return History{}, derr
 	case err != nil && !errors.Is(err, errStopReading):
 		return History{}, err
 	}
-	h.Ops = ops
+	h.Ops = decoded
 	return h, nil
 }
 
@@ -178,12 +187,14 @@ func eachLine(r io.Reader, blockSize, maxLen int, fn func([]byte) error) error {
 const batchLines = 1024
 
 // lineBatch is consecutive operation lines of a history (numbers are their
-// line numbers) and, once done is closed, their operations or the first
-// error among them.
+// line numbers; first is the index of the first one's operation) and,
+// once done is closed, their operations or the first error among them.
 type lineBatch struct {
+	first   int
 	numbers []int
 	lines   [][]byte
 	ops     []Operation
+	inPlace bool // ops is a window of the decoders' slice, at first
 	err     error
 	done    chan struct{}
 }
@@ -195,14 +206,21 @@ type decoders struct {
 	work, order chan *lineBatch
 	wg          sync.WaitGroup
 	failed      atomic.Bool // a batch failed: reading can stop
+	into        []Operation // where batches decode in place; nil when the size is not known
 	collected   chan struct{}
 	batches     [][]Operation // decoded, in line order
 	n           int           // operations in batches
+	copy        bool          // some batch is not in place: wait copies
 	err         error
 }
 
-func newDecoders(n int) *decoders {
+// newDecoders starts n decoders; lines bounds the operations to come (0:
+// not known).
+func newDecoders(n, lines int) *decoders {
 	d := &decoders{work: make(chan *lineBatch, 2*n), order: make(chan *lineBatch, 2*n), collected: make(chan struct{})}
+	if lines > 0 {
+		d.into = make([]Operation, lines)
+	}
 	for range max(1, n) {
 		d.wg.Go(d.decode)
 	}
@@ -210,14 +228,20 @@ func newDecoders(n int) *decoders {
 	return d
 }
 
-// decode decodes batches until there are no more.
+// decode decodes batches until there are no more, each into its place in
+// d.into when it fits there (a file that grew since its lines were
+// counted may not), else into a slice of its own.
 func (d *decoders) decode() {
 	ld := newLineDecoder()
 	for b := range d.work {
-		b.ops = make([]Operation, 0, len(b.lines))
+		if end := b.first + len(b.lines); end <= len(d.into) {
+			b.ops, b.inPlace = d.into[b.first:end:end], true
+		} else {
+			b.ops = make([]Operation, len(b.lines))
+		}
 		for i, raw := range b.lines {
-			var op Operation
-			err := ld.decode(raw, &op)
+			op := &b.ops[i]
+			err := ld.decode(raw, op)
 			if err == nil {
 				err = op.validate()
 			}
@@ -226,7 +250,6 @@ func (d *decoders) decode() {
 				d.failed.Store(true)
 				break
 			}
-			b.ops = append(b.ops, op)
 		}
 		b.lines = nil
 		close(b.done)
@@ -243,6 +266,7 @@ func (d *decoders) collect() {
 		}
 		if d.err == nil {
 			d.batches = append(d.batches, b.ops)
+			d.copy = d.copy || !b.inPlace
 			d.n += len(b.ops)
 		}
 	}
@@ -262,13 +286,17 @@ func (d *decoders) stop() {
 }
 
 // wait returns every operation in line order, or the first error by line.
-// The operations are copied once into a slice of their exact number (a
-// slice grown by append would hold up to twice the history while it
-// grows), each batch let go as soon as it is copied.
+// Decoded in place, the operations are the start of d.into. Otherwise
+// they are copied once into a slice of their exact number (a slice grown
+// by append would hold up to twice the history while it grows), each
+// batch let go as soon as it is copied.
 func (d *decoders) wait() ([]Operation, error) {
 	d.stop()
 	if d.err != nil {
 		return nil, d.err
+	}
+	if !d.copy && d.into != nil {
+		return d.into[:d.n:d.n], nil
 	}
 	ops := make([]Operation, 0, d.n)
 	for i, b := range d.batches {
@@ -317,16 +345,53 @@ func SaveFile(path string, h History) (err error) {
 	return WriteJSONL(f, h)
 }
 
-// LoadFile reads a JSON-lines history from path.
+// LoadFile reads a JSON-lines history from path. A regular file's lines
+// are counted first (a pass that costs a small part of decoding them), so
+// that its operations are decoded in place (readJSONL).
 func LoadFile(path string) (History, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return History{}, fmt.Errorf("load history: %w", err)
 	}
 	defer f.Close()
-	h, err := ReadJSONL(f)
+	lines, err := countLines(f)
+	if err != nil {
+		return History{}, fmt.Errorf("load history: %s: %w", path, err)
+	}
+	h, err := readJSONL(f, lines)
 	if err != nil {
 		return History{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return h, nil
+}
+
+// countLines counts the lines of a regular file (a last line without a
+// newline included) and goes back to its start; 0, and nothing read, for
+// anything else (a pipe, a terminal), whose lines cannot be read twice.
+func countLines(f *os.File) (int, error) {
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		return 0, nil
+	}
+	buf := make([]byte, readBlock)
+	lines, last := 0, byte('\n')
+	for {
+		n, err := f.Read(buf)
+		if n > 0 {
+			lines += bytes.Count(buf[:n], []byte{'\n'})
+			last = buf[n-1]
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return 0, fmt.Errorf("count lines: %w", err)
+		}
+	}
+	if last != '\n' {
+		lines++
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("count lines: %w", err)
+	}
+	return lines, nil
 }

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -101,5 +103,67 @@ func TestReadJSONLFirstErrorByLine(t *testing.T) {
 	_, err = ReadJSONL(&failingReader{strings.NewReader(good + "\n"), broken})
 	if !errors.Is(err, broken) || errors.Is(err, ErrMalformed) {
 		t.Errorf("good lines, then a read error: %v, want the read error", err)
+	}
+}
+
+// TestReadInPlaceAsInBatches: a history decoded in place, into a slice made
+// for the lines counted, is the one decoded batch by batch — with blank
+// lines, and also when the file holds more lines than were counted (it
+// grew: the batches past the count decode on their own and are copied).
+func TestReadInPlaceAsInBatches(t *testing.T) {
+	h := simulate(t, simConfig{ops: 3000, clients: 8, execs: 20, traceMax: model.DefaultTraceMax, seed: 4})
+	var buf bytes.Buffer
+	if err := WriteJSONL(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	lines = slices.Insert(lines, 1500, "", "  ")
+	text := strings.Join(lines, "\n") // no newline after the last line
+	want, err := ReadJSONL(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := t.TempDir() + "/history.jsonl"
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(loaded, want) {
+		t.Fatal("LoadFile (in place) and ReadJSONL (in batches) read different histories")
+	}
+	for _, bound := range []int{1, batchLines, 2*batchLines + 7, len(lines) + 5} {
+		got, err := readJSONL(strings.NewReader(text), bound)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("read with room for %d operations: not the history read in batches", bound)
+		}
+	}
+}
+
+// TestCountLines: the lines of a regular file, a last one without a
+// newline included, and the file read again from its start.
+func TestCountLines(t *testing.T) {
+	for text, want := range map[string]int{"": 0, "a": 1, "a\n": 1, "a\n\nb": 3, strings.Repeat("x\n", 3*readBlock/2): 3 * readBlock / 2} {
+		path := t.TempDir() + "/f"
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := countLines(f)
+		if err != nil || n != want {
+			t.Errorf("%d bytes: %d lines (%v), want %d", len(text), n, err, want)
+		}
+		if rest, _ := io.ReadAll(f); string(rest) != text {
+			t.Errorf("%d bytes: read %d bytes after counting, not the file from its start", len(text), len(rest))
+		}
+		f.Close()
 	}
 }

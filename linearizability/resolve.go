@@ -1,5 +1,7 @@
 package linearizability
 
+import "maps"
+
 // Indeterminate operations are costly for porcupine: each may be linearized
 // anywhere after its call, and k of them pending multiply the search by up to
 // 2^k. Like etcd's patchLinearizableOperations, the witnesses settle most of
@@ -45,13 +47,23 @@ func (r resolution) returnOf(op *Operation) int64 {
 	return op.returnTime()
 }
 
-// resolve settles the indeterminate operations of executions whose chain is
-// known.
-func (g *globalChecker) resolve() resolution {
-	res := resolution{drop: map[*Operation]bool{}, ret: map[*Operation]int64{}, anon: map[*Operation]bool{}, maxAnon: map[*Operation]int64{}}
-	if !g.ready {
-		return res
-	}
+func newResolution() resolution {
+	return resolution{drop: map[*Operation]bool{}, ret: map[*Operation]int64{}, anon: map[*Operation]bool{}, maxAnon: map[*Operation]int64{}}
+}
+
+// merge adds what another part of the settling found (about other
+// operations) to r.
+func (r resolution) merge(other resolution) {
+	maps.Copy(r.drop, other.drop)
+	maps.Copy(r.ret, other.ret)
+	maps.Copy(r.anon, other.anon)
+	maps.Copy(r.maxAnon, other.maxAnon)
+}
+
+// resolveCommits settles the indeterminate commits and saves of executions
+// whose chain is known.
+func (g *globalChecker) resolveCommits() resolution {
+	res := newResolution()
 	firstSeen := g.firstObservations()
 	for _, exec := range g.execs {
 		if !g.chainOK[exec] {
@@ -71,7 +83,6 @@ func (g *globalChecker) resolve() resolution {
 			}
 		}
 	}
-	g.resolveAppends(res)
 	return res
 }
 

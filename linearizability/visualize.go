@@ -34,12 +34,12 @@ type Window struct {
 // their own ("faults").
 func VisualizeWindows(ctx context.Context, w io.Writer, h History, rep *Report, opt Options, windows []Window) error {
 	execs := visualExecutions(h, rep)
-	g, err := prepareGlobal(h, &Report{})
+	_, res, err := prepareGlobal(h, &Report{})
 	if err != nil {
 		return err
 	}
 	var ops []porcupine.Operation
-	for _, op := range porcupineOps(h.Ops, g.resolve()) {
+	for _, op := range porcupineOps(h.Ops, res) {
 		if execs[keyOf(op).exec] {
 			ops = append(ops, op)
 		}
