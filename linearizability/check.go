@@ -181,11 +181,26 @@ func Validate(h History) error {
 	if h.Meta.TraceMax < 0 {
 		return fmt.Errorf("%w: negative trace_max %d", ErrMalformed, h.Meta.TraceMax)
 	}
-	byClient := map[int][]int{}
+	// A recorded history lists each client's operations in the order
+	// they were called: then comparing each with the client's one before
+	// it in the history is the whole check, one pass with no sorting.
+	last := map[int]int{} // client → index of its latest operation so far
+	inOrder := true
 	for i := range h.Ops {
-		if err := h.Ops[i].validate(); err != nil {
+		op := &h.Ops[i]
+		if err := op.validate(); err != nil {
 			return fmt.Errorf("%w: operation %d: %v", ErrMalformed, i, err)
 		}
+		if j, ok := last[op.Client]; ok && op.Call <= h.Ops[j].returnTime() {
+			inOrder = false
+		}
+		last[op.Client] = i
+	}
+	if inOrder {
+		return nil
+	}
+	byClient := map[int][]int{}
+	for i := range h.Ops {
 		byClient[h.Ops[i].Client] = append(byClient[h.Ops[i].Client], i)
 	}
 	for client, idx := range byClient {
@@ -219,6 +234,7 @@ func checkPartitions(ctx context.Context, h History, opt Options, rep *Report, r
 		workers = runtime.GOMAXPROCS(0)
 	}
 	m := newModel(h.Meta.TraceMax)
+	m.Partition = nil // each call is one partition already: porcupine need not split it again
 	results := make([]porcupine.CheckResult, len(keys))
 	next := make(chan int)
 	var wg sync.WaitGroup

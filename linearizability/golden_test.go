@@ -91,13 +91,32 @@ func TestMalformedHistoryNamesLine(t *testing.T) {
 	}
 }
 
+// TestOverlappingClientIsMalformed: a client's operations may be listed in
+// any order, and two of them that overlap make the history malformed,
+// whether they are listed in the order they were called or not (a history
+// written by hand); listed out of order without overlapping, they are fine.
 func TestOverlappingClientIsMalformed(t *testing.T) {
-	h := History{Meta: DefaultMeta(), Ops: []Operation{
-		{Client: 0, Kind: KindLoad, Execution: "e1", Output: Output{Outcome: OutcomeOK}, Call: 10, Return: 30},
-		{Client: 0, Kind: KindLoad, Execution: "e1", Output: Output{Outcome: OutcomeOK}, Call: 20, Return: 40},
-	}}
-	if _, err := Check(context.Background(), h, Options{}); !errors.Is(err, ErrMalformed) {
-		t.Fatalf("got %v, want ErrMalformed", err)
+	load := func(client int, call, ret int64) Operation {
+		return Operation{Client: client, Kind: KindLoad, Execution: "e1", Output: Output{Outcome: OutcomeOK}, Call: call, Return: ret}
+	}
+	appendTrace := func(client int, call int64) Operation { // indeterminate: it never returns
+		return Operation{Client: client, Kind: KindAppendTrace, Execution: "e1", Input: Input{Trace: "x"}, Output: Output{Outcome: OutcomeIndeterminate}, Call: call, Return: call + 1}
+	}
+	for _, c := range []struct {
+		name string
+		ops  []Operation
+		bad  bool
+	}{
+		{"overlap, in call order", []Operation{load(0, 10, 30), load(1, 11, 12), load(0, 20, 40)}, true},
+		{"overlap, out of call order", []Operation{load(0, 20, 40), load(1, 11, 12), load(0, 10, 30)}, true},
+		{"after an indeterminate write", []Operation{appendTrace(0, 5), load(0, 20, 40)}, true},
+		{"sequential, in call order", []Operation{load(0, 10, 19), load(1, 11, 12), load(0, 20, 40)}, false},
+		{"sequential, out of call order", []Operation{load(0, 20, 40), load(1, 11, 12), load(0, 10, 19)}, false},
+	} {
+		err := Validate(History{Meta: DefaultMeta(), Ops: c.ops})
+		if got := errors.Is(err, ErrMalformed); got != c.bad {
+			t.Errorf("%s: got %v, want malformed %v", c.name, err, c.bad)
+		}
 	}
 }
 

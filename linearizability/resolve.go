@@ -1,6 +1,10 @@
 package linearizability
 
-import "maps"
+import (
+	"encoding/binary"
+	"maps"
+	"unsafe"
+)
 
 // Indeterminate operations are costly for porcupine: each may be linearized
 // anywhere after its call, and k of them pending multiply the search by up to
@@ -136,12 +140,19 @@ func (g *globalChecker) resolveAppends(res resolution) {
 	if len(seenAt) == 0 {
 		return
 	}
+	var maybe idFilter // most listed entries are not among them: a map lookup only for those that may be
+	for id := range seenAt {
+		maybe.add(id)
+	}
 	for i := range g.h.Ops {
 		op := &g.h.Ops[i]
 		if op.Kind != KindReadTrace || op.Output.Outcome != OutcomeOK {
 			continue
 		}
 		for _, it := range op.Output.Trace {
+			if !maybe.has(it.Entry) {
+				continue
+			}
 			if t, ok := seenAt[it.Entry]; ok && (t < 0 || op.Return < t) {
 				seenAt[it.Entry] = op.Return
 			}
@@ -180,4 +191,35 @@ func (g *globalChecker) resolveAppends(res resolution) {
 			}
 		}
 	}
+}
+
+// idFilter tells, for most strings never added to it, that they were not:
+// one bit per value of a cheap hash of a string's length and last eight
+// bytes (an id's most varied part). has costs a few instructions where a
+// map lookup hashes the whole string and probes memory; a true answer
+// still needs the lookup.
+type idFilter [1 << filterHashBits / 64]uint64
+
+const filterHashBits = 16
+
+func (f *idFilter) add(s string) {
+	h := filterHash(s)
+	f[h/64] |= 1 << (h % 64)
+}
+
+func (f *idFilter) has(s string) bool {
+	h := filterHash(s)
+	return f[h/64]&(1<<(h%64)) != 0
+}
+
+func filterHash(s string) uint32 {
+	x := uint64(len(s))
+	if len(s) >= 8 {
+		x ^= binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[len(s)-8:]), 8))
+	} else {
+		for i := 0; i < len(s); i++ {
+			x = x<<8 ^ uint64(s[i])
+		}
+	}
+	return uint32((x * 0x9e3779b97f4a7c15) >> (64 - filterHashBits))
 }
