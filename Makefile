@@ -23,9 +23,18 @@ run: build
 ## with their reasons; backends that need servers report NOT RUN when absent.
 ## TESTP test binaries run at once: one more than the CPUs (go's default is the
 ## CPUs), since the real-server tests spend much of their time waiting (docs/PERFORMANCE.md).
+## The tests' scratch files (t.TempDir, and go's own build folder) go to a folder of their
+## own on the /dev/shm tmpfs when it has 2 GiB free and TMPDIR is not set: the tests' SQLite
+## writes then cost the kernel less (2m32s against 3m03s, docs/PERFORMANCE.md). No test
+## asserts a disk's timing. The folder is open to every user as /tmp is (servers under test
+## may run under user ids of their own) and removed when the tests end, Ctrl-C included.
 TESTP   ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test:
-	set -o pipefail; $(GO) test -p $(TESTP) -count=1 -json -timeout 30m $(PKGS) | $(GO) run ./internal/tools/testsum
+	set -o pipefail; \
+	if [ -z "$$TMPDIR" ] && [ "$$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2 && $$1=="tmpfs" {print $$4}')" -ge 2097152 ] 2>/dev/null; then \
+		TMPDIR=$$(mktemp -d /dev/shm/storecheck-test.XXXXXX) && chmod 1777 "$$TMPDIR" && export TMPDIR && trap 'rm -rf "$$TMPDIR"' EXIT && trap 'exit 130' INT && trap 'exit 143' TERM; \
+	fi; \
+	$(GO) test -p $(TESTP) -count=1 -json -timeout 30m $(PKGS) | $(GO) run ./internal/tools/testsum
 
 test-short:
 	$(GO) test -count=1 -short $(PKGS)
