@@ -74,29 +74,25 @@ type finalTables struct {
 // witnesses; a note says so. An error means the history reuses a witness,
 // which the checks cannot tell apart.
 func prepareGlobal(h History, rep *Report) (*globalChecker, resolution, error) {
-	// The indexes are made at their size: a history of a million
-	// operations grew them through a dozen rehashes each.
-	var commits, appends int
-	for i := range h.Ops {
-		switch h.Ops[i].Kind {
-		case KindCommit, KindSave:
-			commits++
-		case KindAppendTrace:
-			appends++
-		}
-	}
 	g := &globalChecker{
 		h: h, rep: rep,
-		attempts: make(map[string]*Operation, commits), byExec: map[string][]*Operation{},
-		emits: make(map[string]owner, commits), spawns: map[string]owner{}, fires: map[timerKey]owner{},
-		traces: make(map[string]*Operation, commits+appends), appends: map[string][]*Operation{}, winner: make(map[*Operation]int64, commits),
-		atVer: map[string][]*Operation{}, chainOK: map[string]bool{},
+		byExec: map[string][]*Operation{}, spawns: map[string]owner{}, fires: map[timerKey]owner{},
+		appends: map[string][]*Operation{}, atVer: map[string][]*Operation{}, chainOK: map[string]bool{},
 	}
-	if !g.readFinal() {
+	// Reading the final tables and the two indexing passes (indexed) read
+	// the history and write parts of g of their own: three passes at once.
+	var found bool
+	var commits, traces indexStop
+	var wg sync.WaitGroup
+	wg.Go(func() { found = g.readFinal() })
+	wg.Go(func() { commits = g.indexCommits() })
+	traces = g.indexTraces()
+	wg.Wait()
+	if !found {
 		rep.Notes = append(rep.Notes, "global checks skipped: the history has no heal reads")
 		return g, newResolution(), nil
 	}
-	ok, err := g.index()
+	ok, err := g.indexed(commits, traces)
 	if err != nil || !ok {
 		return g, newResolution(), err
 	}
@@ -106,7 +102,6 @@ func prepareGlobal(h History, rep *Report) (*globalChecker, resolution, error) {
 	// chains and the commits' settling, a pass over every listed entry of a
 	// history that would otherwise wait for them.
 	appendsSettled := newResolution()
-	var wg sync.WaitGroup
 	wg.Go(func() { g.resolveAppends(appendsSettled) })
 	g.chains()
 	res := g.resolveCommits()
@@ -169,20 +164,13 @@ func latest(have, op *Operation) *Operation {
 	return have
 }
 
-// index maps every witness to its attempt. It returns false (with a note)
-// when commits carry no tokens, and an error when a witness is reused.
-func (g *globalChecker) index() (bool, error) {
-	// Two passes over the history, one per goroutine: the commits'
-	// witnesses (tokens, event ids, children, timers) and the trace
-	// entries (appends' and commits'), which no check of the other pass
-	// reads. Each stops at its first problem; the one at the earlier
-	// operation is the one reported, as a single pass would have met it
-	// first (at one commit, its other witnesses before its trace entry).
-	var commits, traces indexStop
-	var wg sync.WaitGroup
-	wg.Go(func() { commits = g.indexCommits() })
-	traces = g.indexTraces()
-	wg.Wait()
+// indexed takes the two indexing passes' ends (indexCommits and
+// indexTraces map every witness to its attempt, each stopping at its first
+// problem): false, with a note, when a commit carries no token, and an
+// error when a witness is reused. Of two problems, the one reported is the
+// one at the earlier operation, as a single pass would have met it first
+// (at one commit, its other witnesses before its trace entry).
+func (g *globalChecker) indexed(commits, traces indexStop) (bool, error) {
 	first := commits
 	if traces.at < commits.at {
 		first = traces
@@ -218,6 +206,15 @@ func duplicate(at int, what, id string) indexStop {
 // indexCommits indexes the commits and saves by token, per execution, and
 // their event ids, children and scheduled timers.
 func (g *globalChecker) indexCommits() indexStop {
+	// The indexes are made at their size: a history of a million
+	// operations grew them through a dozen rehashes each.
+	commits := 0
+	for i := range g.h.Ops {
+		if g.h.Ops[i].Kind.IsCommit() {
+			commits++
+		}
+	}
+	g.attempts, g.emits, g.winner = make(map[string]*Operation, commits), make(map[string]owner, commits), make(map[*Operation]int64, commits)
 	for i := range g.h.Ops {
 		op := &g.h.Ops[i]
 		if !op.Kind.IsCommit() {
@@ -261,6 +258,13 @@ func (g *globalChecker) indexCommits() indexStop {
 // indexTraces indexes the trace entries appended, by append_trace and by
 // commits, and the append_trace calls per execution.
 func (g *globalChecker) indexTraces() indexStop {
+	entries := 0
+	for i := range g.h.Ops {
+		if k := g.h.Ops[i].Kind; k.IsCommit() || k == KindAppendTrace {
+			entries++
+		}
+	}
+	g.traces = make(map[string]*Operation, entries)
 	for i := range g.h.Ops {
 		op := &g.h.Ops[i]
 		switch {

@@ -223,6 +223,13 @@ func TestReusedWitnessFirstByOperation(t *testing.T) {
 	if _, err := Check(context.Background(), h, Options{}); err == nil || !strings.Contains(err.Error(), "witness token") {
 		t.Fatalf("got %v, want the reused token", err)
 	}
+	// Without heal reads the global checks are skipped, a reused witness
+	// unlooked at: a note, not an error (the passes run all the same).
+	h.Ops = slices.DeleteFunc(h.Ops, func(op Operation) bool { return op.Heal })
+	rep, err := Check(context.Background(), h, Options{})
+	if err != nil || !slices.ContainsFunc(rep.Notes, func(n string) bool { return strings.Contains(n, "no heal reads") }) {
+		t.Fatalf("without heal reads: got %v (report %+v), want the note that the global checks were skipped", err, rep)
+	}
 }
 
 // A load_for_event answer that shows part of a commit — its row without its

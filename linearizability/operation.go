@@ -58,10 +58,11 @@ func (k Kind) perExecution() bool {
 }
 
 func (k Kind) valid() bool {
-	for _, x := range Kinds() {
-		if k == x {
-			return true
-		}
+	switch k {
+	case KindCommit, KindSave, KindLoad, KindLoadForEvent, KindIsProcessed, KindReadTrace,
+		KindAppendTrace, KindPendingOutbox, KindAckOutbox, KindPendingSpawns, KindAckSpawn,
+		KindDueTimers, KindDeleteTimer:
+		return true
 	}
 	return false
 }
