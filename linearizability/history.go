@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -67,45 +68,49 @@ func WriteJSONL(w io.Writer, h History) error {
 // are skipped. A line that is not one well-formed operation is an
 // ErrMalformed error naming its line number.
 func ReadJSONL(r io.Reader) (History, error) {
-	return readJSONL(r, 0)
+	return readJSONL(func(fn func([]byte) error) error { return eachLine(r, readBlock, maxLine, fn) }, 0)
 }
 
-// readJSONL is ReadJSONL for a reader of at most lines lines (0: not
-// known). With that bound the operations are decoded in place, into one
-// slice made at the start, instead of batch by batch and then copied: a
-// history of a million operations is half a gigabyte of them.
-func readJSONL(r io.Reader, lines int) (History, error) {
+// readJSONL is ReadJSONL for the lines each calls fn with, at most lines
+// of them (0: not known). With that bound the operations are decoded in
+// place, into one slice made at the start, instead of batch by batch and
+// then copied: a history of a million operations is half a gigabyte of
+// them. The lines may be those of a mapped file (LoadFile): a fault on
+// reading them, the file having shrunk, is an error (faultsAsErrors).
+func readJSONL(each func(fn func([]byte) error) error, lines int) (History, error) {
 	h := History{Meta: DefaultMeta()}
 	d := newDecoders(runtime.GOMAXPROCS(0), lines)
 	var b *lineBatch
 	line, ops := 0, 0
-	err := eachLine(r, readBlock, maxLine, func(raw []byte) error {
-		line++
-		raw = bytes.TrimSpace(raw)
-		if len(raw) == 0 {
-			return nil
-		}
-		if line == 1 && bytes.HasPrefix(raw, []byte(`{"meta"`)) {
-			m := metaLine{Meta: &h.Meta}
-			if err := strictUnmarshal(raw, &m); err != nil {
-				return fmt.Errorf("%w: line %d: meta: %v", ErrMalformed, line, err)
+	err := faultsAsErrors(func() error {
+		return each(func(raw []byte) error {
+			line++
+			raw = bytes.TrimSpace(raw)
+			if len(raw) == 0 {
+				return nil
+			}
+			if line == 1 && bytes.HasPrefix(raw, []byte(`{"meta"`)) {
+				m := metaLine{Meta: &h.Meta}
+				if err := strictUnmarshal(raw, &m); err != nil {
+					return fmt.Errorf("%w: line %d: meta: %v", ErrMalformed, line, err)
+				}
+				return nil
+			}
+			if b == nil {
+				b = &lineBatch{first: ops, done: make(chan struct{})}
+			}
+			b.numbers = append(b.numbers, line)
+			b.lines = append(b.lines, raw)
+			ops++
+			if len(b.lines) == batchLines {
+				d.send(b)
+				b = nil
+			}
+			if d.failed.Load() {
+				return errStopReading
 			}
 			return nil
-		}
-		if b == nil {
-			b = &lineBatch{first: ops, done: make(chan struct{})}
-		}
-		b.numbers = append(b.numbers, line)
-		b.lines = append(b.lines, raw)
-		ops++
-		if len(b.lines) == batchLines {
-			d.send(b)
-			b = nil
-		}
-		if d.failed.Load() {
-			return errStopReading
-		}
-		return nil
+		})
 	})
 	if b != nil {
 		d.send(b)
@@ -239,17 +244,21 @@ func (d *decoders) decode() {
 		} else {
 			b.ops = make([]Operation, len(b.lines))
 		}
-		for i, raw := range b.lines {
-			op := &b.ops[i]
-			err := ld.decode(raw, op)
-			if err == nil {
-				err = op.validate()
+		b.err = faultsAsErrors(func() error {
+			for i, raw := range b.lines {
+				op := &b.ops[i]
+				err := ld.decode(raw, op)
+				if err == nil {
+					err = op.validate()
+				}
+				if err != nil {
+					return fmt.Errorf("%w: line %d: %v", ErrMalformed, b.numbers[i], err)
+				}
 			}
-			if err != nil {
-				b.err = fmt.Errorf("%w: line %d: %v", ErrMalformed, b.numbers[i], err)
-				d.failed.Store(true)
-				break
-			}
+			return nil
+		})
+		if b.err != nil {
+			d.failed.Store(true)
 		}
 		b.lines = nil
 		close(b.done)
@@ -345,24 +354,87 @@ func SaveFile(path string, h History) (err error) {
 	return WriteJSONL(f, h)
 }
 
-// LoadFile reads a JSON-lines history from path. A regular file's lines
-// are counted first (a pass that costs a small part of decoding them), so
-// that its operations are decoded in place (readJSONL).
+// LoadFile reads a JSON-lines history from path. A regular file is mapped
+// into memory where the system allows it (its lines are then read where
+// they lie, with no copy) and its lines counted first (a pass that costs a
+// small part of decoding them), so that its operations are decoded in
+// place (readJSONL).
 func LoadFile(path string) (History, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return History{}, fmt.Errorf("load history: %w", err)
 	}
 	defer f.Close()
-	lines, err := countLines(f)
-	if err != nil {
-		return History{}, fmt.Errorf("load history: %s: %w", path, err)
+	var h History
+	if data, unmap, ok := mapFile(f); ok {
+		h, err = readJSONL(func(fn func([]byte) error) error { return eachLineIn(data, maxLine, fn) }, countLinesIn(data))
+		unmap() // after readJSONL, whose decoders are done: no operation holds a byte of data
+	} else {
+		lines, cerr := countLines(f)
+		if cerr != nil {
+			return History{}, fmt.Errorf("load history: %s: %w", path, cerr)
+		}
+		h, err = readJSONL(func(fn func([]byte) error) error { return eachLine(f, readBlock, maxLine, fn) }, lines)
 	}
-	h, err := readJSONL(f, lines)
 	if err != nil {
 		return History{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return h, nil
+}
+
+// eachLineIn is eachLine over data in memory.
+func eachLineIn(data []byte, maxLen int, fn func([]byte) error) error {
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			i = len(data)
+		}
+		if i > maxLen {
+			return fmt.Errorf("read history: %w", bufio.ErrTooLong)
+		}
+		if err := fn(data[:i]); err != nil {
+			return err
+		}
+		data = data[min(i+1, len(data)):]
+	}
+	return nil
+}
+
+// countLinesIn counts data's lines, a last one without a newline included.
+// It reads a mapped file: a fault is 0 lines (not known), and reading it
+// then reports the fault.
+func countLinesIn(data []byte) (lines int) {
+	if faultsAsErrors(func() error {
+		lines = bytes.Count(data, []byte{'\n'})
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			lines++
+		}
+		return nil
+	}) != nil {
+		return 0
+	}
+	return lines
+}
+
+// errFileShrank is reading a mapped history whose file shrank meanwhile:
+// its pages past the new end cannot be read.
+var errFileShrank = errors.New("read history: the file shrank while it was read")
+
+// faultsAsErrors runs fn and returns its error, or errFileShrank if fn
+// faulted on reading memory (a mapped file's page past its new end, which
+// would otherwise end the process with SIGBUS). Any other panic goes on.
+func faultsAsErrors(fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			if _, fault := r.(interface{ Addr() uintptr }); fault {
+				err = errFileShrank
+				return
+			}
+			panic(r)
+		}
+	}()
+	return fn()
 }
 
 // countLines counts the lines of a regular file (a last line without a

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/storecheck/storecheck/model"
@@ -135,7 +137,7 @@ func TestReadInPlaceAsInBatches(t *testing.T) {
 		t.Fatal("LoadFile (in place) and ReadJSONL (in batches) read different histories")
 	}
 	for _, bound := range []int{1, batchLines, 2*batchLines + 7, len(lines) + 5} {
-		got, err := readJSONL(strings.NewReader(text), bound)
+		got, err := readJSONL(func(fn func([]byte) error) error { return eachLine(strings.NewReader(text), readBlock, maxLine, fn) }, bound)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -166,4 +168,73 @@ func TestCountLines(t *testing.T) {
 		}
 		f.Close()
 	}
+}
+
+// TestLoadFileFromAPipe: a history that is not a regular file (a named
+// pipe, /dev/stdin) is read as a stream, neither mapped nor counted.
+func TestLoadFileFromAPipe(t *testing.T) {
+	h := simulate(t, simConfig{ops: 1500, clients: 4, execs: 5, traceMax: model.DefaultTraceMax, seed: 5})
+	var buf bytes.Buffer
+	if err := WriteJSONL(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	want, err := ReadJSONL(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(t.TempDir(), "history.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("NOT RUN: no named pipes here: %v", err)
+	}
+	go func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.Write(buf.Bytes())
+			f.Close()
+		}
+	}()
+	got, err := LoadFile(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatal("a history read from a pipe is not the one read from memory")
+	}
+}
+
+// TestMappedFileThatShrinks: a history file cut short while it is mapped
+// (its pages past the new end fault) is an error, not the end of the
+// process with SIGBUS.
+func TestMappedFileThatShrinks(t *testing.T) {
+	h := simulate(t, simConfig{ops: 3000, clients: 8, execs: 20, traceMax: model.DefaultTraceMax, seed: 6})
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	if err := SaveFile(path, h); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	data, unmap, ok := mapFile(f)
+	if !ok {
+		t.Skip("NOT RUN: this system maps no files")
+	}
+	defer unmap()
+	if len(data) < 4*os.Getpagesize() {
+		t.Fatalf("a history of %d bytes: too short to cut pages from", len(data))
+	}
+	if err := os.Truncate(path, int64(os.Getpagesize())); err != nil {
+		t.Fatal(err)
+	}
+	_, err = readJSONL(func(fn func([]byte) error) error { return eachLineIn(data, maxLine, fn) }, countLinesIn(data))
+	if !errors.Is(err, errFileShrank) {
+		t.Fatalf("got %v, want %v", err, errFileShrank)
+	}
+	// A panic that is not a fault is not taken for one.
+	defer func() {
+		if r := recover(); r != "not a fault" {
+			t.Errorf("recovered %v, want the panic passed on", r)
+		}
+	}()
+	faultsAsErrors(func() error { panic("not a fault") })
 }

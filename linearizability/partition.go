@@ -55,12 +55,13 @@ func eachChecked(ops []Operation, res resolution, fn func(i int, p part)) {
 
 // porcupineOp is op as porcupine sees it in partition p.
 func porcupineOp(op *Operation, p part, res resolution) porcupine.Operation {
-	return porcupine.Operation{
-		ClientId: op.Client,
-		Input:    &input{op: op, part: p, maxAnon: res.maxAnon[op]},
-		Call:     op.Call,
-		Return:   res.returnOf(op),
-	}
+	return porcupineOpIn(new(input), op, p, res)
+}
+
+// porcupineOpIn is porcupineOp with its input in in.
+func porcupineOpIn(in *input, op *Operation, p part, res resolution) porcupine.Operation {
+	*in = input{op: op, part: p, maxAnon: res.maxAnon[op]}
+	return porcupine.Operation{ClientId: op.Client, Input: in, Call: op.Call, Return: res.returnOf(op)}
 }
 
 // partitionIndex groups the operations porcupine checks by partition, as
@@ -106,8 +107,9 @@ func partitionIndex(ops []Operation, res resolution) ([]pkey, [][]int) {
 // partitionOps is partition k's porcupine operations, from its indexes.
 func partitionOps(ops []Operation, k pkey, idx []int, res resolution) []porcupine.Operation {
 	out := make([]porcupine.Operation, len(idx))
+	ins := make([]input, len(idx)) // one allocation for the partition's inputs, not one each
 	for j, i := range idx {
-		out[j] = porcupineOp(&ops[i], k.part, res)
+		out[j] = porcupineOpIn(&ins[j], &ops[i], k.part, res)
 	}
 	return out
 }
