@@ -25,7 +25,7 @@ run: build
 ## CPUs), since the real-server tests spend much of their time waiting (docs/PERFORMANCE.md).
 ## The tests' scratch files (t.TempDir, and go's own build folder) go to a folder of their
 ## own on the /dev/shm tmpfs when it has 2 GiB free and TMPDIR is not set: the tests' SQLite
-## writes then cost the kernel less (2m32s against 3m03s, docs/PERFORMANCE.md). No test
+## writes then cost the kernel less (152–154 s against 182–185 s, docs/PERFORMANCE.md). No test
 ## asserts a disk's timing. The folder is open to every user as /tmp is (servers under test
 ## may run under user ids of their own) and removed when the tests end, Ctrl-C included.
 TESTP   ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
