@@ -367,14 +367,14 @@ func LoadFile(path string) (History, error) {
 	defer f.Close()
 	var h History
 	if data, unmap, ok := mapFile(f); ok {
-		h, err = readJSONL(func(fn func([]byte) error) error { return eachLineIn(data, maxLine, fn) }, countLinesIn(data))
+		h, err = readJSONL(func(fn func([]byte) error) error { return eachLineIn(data, maxLine, fn) }, maxOperations(countLinesIn(data), int64(len(data))))
 		unmap() // after readJSONL, whose decoders are done: no operation holds a byte of data
 	} else {
-		lines, cerr := countLines(f)
+		lines, size, cerr := countLines(f)
 		if cerr != nil {
 			return History{}, fmt.Errorf("load history: %s: %w", path, cerr)
 		}
-		h, err = readJSONL(func(fn func([]byte) error) error { return eachLine(f, readBlock, maxLine, fn) }, lines)
+		h, err = readJSONL(func(fn func([]byte) error) error { return eachLine(f, readBlock, maxLine, fn) }, maxOperations(lines, size))
 	}
 	if err != nil {
 		return History{}, fmt.Errorf("%s: %w", path, err)
@@ -437,33 +437,51 @@ func faultsAsErrors(fn func() error) (err error) {
 	return fn()
 }
 
+// maxOperations bounds the operations a file of size bytes and lines lines
+// can hold: each operation a line, and no operation line shorter than
+// minOperationLine. The slice LoadFile decodes into is made at that size;
+// without the second bound a file of newlines alone would ask for some
+// 500 bytes of memory per byte of file before its first line is refused.
+// It only sizes that slice: operations past it are still read (decoded on
+// their own and copied, as for a file that grew).
+func maxOperations(lines int, size int64) int {
+	return int(min(int64(lines), size/minOperationLine+1))
+}
+
+// minOperationLine is shorter than any operation line: the shortest,
+// {"kind":"ack_spawn","output":{"outcome":"ok"}}, is 46 bytes and its
+// newline.
+const minOperationLine = 40
+
 // countLines counts the lines of a regular file (a last line without a
-// newline included) and goes back to its start; 0, and nothing read, for
-// anything else (a pipe, a terminal), whose lines cannot be read twice.
-func countLines(f *os.File) (int, error) {
+// newline included) and its bytes, and goes back to its start; 0, and
+// nothing read, for anything else (a pipe, a terminal), whose lines cannot
+// be read twice.
+func countLines(f *os.File) (lines int, size int64, err error) {
 	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return 0, nil
+		return 0, 0, nil
 	}
 	buf := make([]byte, readBlock)
-	lines, last := 0, byte('\n')
+	last := byte('\n')
 	for {
 		n, err := f.Read(buf)
 		if n > 0 {
 			lines += bytes.Count(buf[:n], []byte{'\n'})
+			size += int64(n)
 			last = buf[n-1]
 		}
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return 0, fmt.Errorf("count lines: %w", err)
+			return 0, 0, fmt.Errorf("count lines: %w", err)
 		}
 	}
 	if last != '\n' {
 		lines++
 	}
 	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return 0, fmt.Errorf("count lines: %w", err)
+		return 0, 0, fmt.Errorf("count lines: %w", err)
 	}
-	return lines, nil
+	return lines, size, nil
 }

@@ -147,8 +147,9 @@ func TestReadInPlaceAsInBatches(t *testing.T) {
 	}
 }
 
-// TestCountLines: the lines of a regular file, a last one without a
-// newline included, and the file read again from its start.
+// TestCountLines: the lines and bytes of a regular file, a last line
+// without a newline included, the same lines counted in memory, and the
+// file read again from its start.
 func TestCountLines(t *testing.T) {
 	for text, want := range map[string]int{"": 0, "a": 1, "a\n": 1, "a\n\nb": 3, strings.Repeat("x\n", 3*readBlock/2): 3 * readBlock / 2} {
 		path := t.TempDir() + "/f"
@@ -159,9 +160,12 @@ func TestCountLines(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, err := countLines(f)
-		if err != nil || n != want {
-			t.Errorf("%d bytes: %d lines (%v), want %d", len(text), n, err, want)
+		n, size, err := countLines(f)
+		if err != nil || n != want || size != int64(len(text)) {
+			t.Errorf("%d bytes: %d lines of %d bytes (%v), want %d", len(text), n, size, err, want)
+		}
+		if n := countLinesIn([]byte(text)); n != want {
+			t.Errorf("%d bytes in memory: %d lines, want %d", len(text), n, want)
 		}
 		if rest, _ := io.ReadAll(f); string(rest) != text {
 			t.Errorf("%d bytes: read %d bytes after counting, not the file from its start", len(text), len(rest))
@@ -237,4 +241,33 @@ func TestMappedFileThatShrinks(t *testing.T) {
 		}
 	}()
 	faultsAsErrors(func() error { panic("not a fault") })
+}
+
+// TestInPlaceBound: the slice a file is decoded into holds no more
+// operations than the file has lines, nor more than its bytes allow (a
+// file of newlines alone asks for no more than a few), and a history
+// storecheck writes is never cut by the second bound: its every line is
+// longer than minOperationLine.
+func TestInPlaceBound(t *testing.T) {
+	if got := maxOperations(1_000_000, 1_000_000); got > 1_000_000/minOperationLine+1 {
+		t.Errorf("a file of a million newlines: room for %d operations", got)
+	}
+	if got := maxOperations(10, 1<<20); got != 10 {
+		t.Errorf("10 long lines: room for %d operations, want 10", got)
+	}
+	shortest := []byte(`{"kind":"ack_spawn","output":{"outcome":"ok"}}`)
+	var op Operation
+	if err := strictUnmarshal(shortest, &op); err != nil || op.validate() != nil || len(shortest)+1 < minOperationLine {
+		t.Errorf("the shortest operation line %s (%d bytes): %v, %v", shortest, len(shortest), err, op.validate())
+	}
+	h := simulate(t, simConfig{ops: 2000, clients: 6, execs: 8, traceMax: model.DefaultTraceMax, seed: 7, indeterminate: 0.05})
+	var buf bytes.Buffer
+	if err := WriteJSONL(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		if len(line)+1 < minOperationLine {
+			t.Fatalf("a line storecheck writes is %d bytes, under minOperationLine: %s", len(line), line)
+		}
+	}
 }
