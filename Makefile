@@ -27,12 +27,14 @@ run: build
 ## own on the /dev/shm tmpfs when it has 2 GiB free and TMPDIR is not set: the tests' SQLite
 ## writes then cost the kernel less (152–154 s against 182–185 s, docs/PERFORMANCE.md). No test
 ## asserts a disk's timing. The folder is open to every user as /tmp is (servers under test
-## may run under user ids of their own) and removed when the tests end, Ctrl-C included.
+## may run under user ids of their own) and removed when the tests end, Ctrl-C included; the
+## evidence a real-server test keeps of a FAIL (storecheck-evidence-*) is moved to /tmp first.
 TESTP   ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test:
 	set -o pipefail; \
+	keep() { for e in "$$1"/storecheck-evidence-*; do [ -e "$$e" ] && mv "$$e" /tmp/ && echo "evidence moved to /tmp/$${e##*/}"; done; }; \
 	if [ -z "$$TMPDIR" ] && [ "$$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2 && $$1=="tmpfs" {print $$4}')" -ge 2097152 ] 2>/dev/null; then \
-		TMPDIR=$$(mktemp -d /dev/shm/storecheck-test.XXXXXX) && chmod 1777 "$$TMPDIR" && export TMPDIR && trap 'rm -rf "$$TMPDIR"' EXIT && trap 'exit 130' INT && trap 'exit 143' TERM; \
+		TMPDIR=$$(mktemp -d /dev/shm/storecheck-test.XXXXXX) && chmod 1777 "$$TMPDIR" && export TMPDIR && trap 'keep "$$TMPDIR"; rm -rf "$$TMPDIR"' EXIT && trap 'exit 130' INT && trap 'exit 143' TERM; \
 	fi; \
 	$(GO) test -p $(TESTP) -count=1 -json -timeout 30m $(PKGS) | $(GO) run ./internal/tools/testsum
 

@@ -17,6 +17,7 @@ import (
 
 	golibsql "github.com/tursodatabase/go-libsql"
 
+	"github.com/storecheck/storecheck/backends/internal/tmpfs"
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/backends/sqlstore"
@@ -106,7 +107,9 @@ func OpenReplicaCluster(ctx context.Context, t ReplicaTarget, cfg model.Config, 
 	if err := primary.Reset(ctx); err != nil {
 		return nil, errors.Join(c.scrub(fmt.Errorf("%s: empty the primary: %w", ReplicaScheme, err)), closePrimary())
 	}
-	dir, err := os.MkdirTemp(filepath.Dir(t.Path), ".storecheck-replicas-*")
+	// Named with this process's id: a run killed before Close leaves the
+	// folder behind, and the next run here removes it (tmpfs.MkdirTemp).
+	dir, err := tmpfs.MkdirTemp(filepath.Dir(t.Path), ".storecheck-replicas-")
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("%s: replica folder: %w", ReplicaScheme, err), closePrimary())
 	}
