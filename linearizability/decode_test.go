@@ -39,10 +39,7 @@ func TestLineDecoderAgreesOnHistories(t *testing.T) {
 	d, lines := newLineDecoder(), 0
 	for seed := uint64(1); seed <= 3; seed++ {
 		h := simulate(t, simConfig{ops: 2000, clients: 6, execs: 8, traceMax: model.DefaultTraceMax, seed: seed, indeterminate: 0.05})
-		var buf bytes.Buffer
-		if err := WriteJSONL(&buf, h); err != nil {
-			t.Fatal(err)
-		}
+		buf := jsonlOf(t, h)
 		for _, line := range bytes.Split(buf.Bytes(), []byte("\n"))[1:] {
 			if len(line) > 0 {
 				decodeBoth(t, d, line)
@@ -183,10 +180,7 @@ func TestLineDecoderRefusesAsEncodingJSON(t *testing.T) {
 // -fuzz FuzzLineDecoder ./linearizability/` searches further.
 func FuzzLineDecoder(f *testing.F) {
 	h := simulate(f, simConfig{ops: 300, clients: 4, execs: 3, traceMax: 8, seed: 1, indeterminate: 0.05})
-	var buf bytes.Buffer
-	if err := WriteJSONL(&buf, h); err != nil {
-		f.Fatal(err)
-	}
+	buf := jsonlOf(f, h)
 	for _, line := range bytes.Split(buf.Bytes(), []byte("\n"))[1:] {
 		f.Add(line)
 	}
@@ -224,10 +218,7 @@ func unsafeBytes(s string) []byte { return unsafe.Slice(unsafe.StringData(s), le
 // the lines of a simulated history (one goroutine each).
 func BenchmarkDecodeLines(b *testing.B) {
 	h := simulate(b, simConfig{ops: 20000, clients: 20, execs: 100, traceMax: model.DefaultTraceMax, seed: 1, indeterminate: 0.01})
-	var buf bytes.Buffer
-	if err := WriteJSONL(&buf, h); err != nil {
-		b.Fatal(err)
-	}
+	buf := jsonlOf(b, h)
 	lines := bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n"))[1:]
 	b.Run("fast", func(b *testing.B) {
 		d := newLineDecoder()

@@ -123,10 +123,7 @@ func TestOverlappingClientIsMalformed(t *testing.T) {
 // TestJSONLRoundTrip saves a simulated history and reads it back unchanged.
 func TestJSONLRoundTrip(t *testing.T) {
 	h := simulate(t, simConfig{ops: 300, clients: 4, execs: 2, traceMax: 3, seed: 9, indeterminate: 0.1})
-	var buf bytes.Buffer
-	if err := WriteJSONL(&buf, h); err != nil {
-		t.Fatal(err)
-	}
+	buf := jsonlOf(t, h)
 	path := filepath.Join(t.TempDir(), "h.jsonl")
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)

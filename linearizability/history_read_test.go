@@ -16,6 +16,16 @@ import (
 	"github.com/storecheck/storecheck/model"
 )
 
+// jsonlOf is h as WriteJSONL writes it.
+func jsonlOf(tb testing.TB, h History) *bytes.Buffer {
+	tb.Helper()
+	var buf bytes.Buffer
+	if err := WriteJSONL(&buf, h); err != nil {
+		tb.Fatal(err)
+	}
+	return &buf
+}
+
 // TestReadJSONLInOrderAndFirstError: a history of several decoding batches
 // reads back operation for operation, and of two malformed lines in
 // different batches the error names the first.
@@ -24,10 +34,7 @@ func TestReadJSONLInOrderAndFirstError(t *testing.T) {
 	if len(h.Ops) < 3*batchLines {
 		t.Fatalf("%d operations, want more than three batches", len(h.Ops))
 	}
-	var buf bytes.Buffer
-	if err := WriteJSONL(&buf, h); err != nil {
-		t.Fatal(err)
-	}
+	buf := jsonlOf(t, h)
 	back, err := ReadJSONL(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
@@ -114,10 +121,7 @@ func TestReadJSONLFirstErrorByLine(t *testing.T) {
 // grew: the batches past the count decode on their own and are copied).
 func TestReadInPlaceAsInBatches(t *testing.T) {
 	h := simulate(t, simConfig{ops: 3000, clients: 8, execs: 20, traceMax: model.DefaultTraceMax, seed: 4})
-	var buf bytes.Buffer
-	if err := WriteJSONL(&buf, h); err != nil {
-		t.Fatal(err)
-	}
+	buf := jsonlOf(t, h)
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	lines = slices.Insert(lines, 1500, "", "  ")
 	text := strings.Join(lines, "\n") // no newline after the last line
@@ -178,10 +182,7 @@ func TestCountLines(t *testing.T) {
 // pipe, /dev/stdin) is read as a stream, neither mapped nor counted.
 func TestLoadFileFromAPipe(t *testing.T) {
 	h := simulate(t, simConfig{ops: 1500, clients: 4, execs: 5, traceMax: model.DefaultTraceMax, seed: 5})
-	var buf bytes.Buffer
-	if err := WriteJSONL(&buf, h); err != nil {
-		t.Fatal(err)
-	}
+	buf := jsonlOf(t, h)
 	want, err := ReadJSONL(bytes.NewReader(buf.Bytes()))
 	if err != nil {
 		t.Fatal(err)
@@ -261,10 +262,7 @@ func TestInPlaceBound(t *testing.T) {
 		t.Errorf("the shortest operation line %s (%d bytes): %v, %v", shortest, len(shortest), err, op.validate())
 	}
 	h := simulate(t, simConfig{ops: 2000, clients: 6, execs: 8, traceMax: model.DefaultTraceMax, seed: 7, indeterminate: 0.05})
-	var buf bytes.Buffer
-	if err := WriteJSONL(&buf, h); err != nil {
-		t.Fatal(err)
-	}
+	buf := jsonlOf(t, h)
 	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
 		if len(line)+1 < minOperationLine {
 			t.Fatalf("a line storecheck writes is %d bytes, under minOperationLine: %s", len(line), line)
