@@ -167,17 +167,8 @@ func eachLine(r io.Reader, blockSize, maxLen int, fn func([]byte) error) error {
 			}
 			complete, carry = block[:last+1], block[last+1:]
 		}
-		for len(complete) > 0 {
-			i := bytes.IndexByte(complete, '\n')
-			if i < 0 {
-				i = len(complete)
-			} else if i > maxLen {
-				return fmt.Errorf("read history: %w", bufio.ErrTooLong)
-			}
-			if err := fn(complete[:i]); err != nil {
-				return err
-			}
-			complete = complete[min(i+1, len(complete)):]
+		if err := eachLineIn(complete, maxLen, fn); err != nil {
+			return err
 		}
 		if failed != nil {
 			return failed
@@ -355,10 +346,10 @@ func SaveFile(path string, h History) (err error) {
 }
 
 // LoadFile reads a JSON-lines history from path. A regular file is mapped
-// into memory where the system allows it (its lines are then read where
-// they lie, with no copy) and its lines counted first (a pass that costs a
-// small part of decoding them), so that its operations are decoded in
-// place (readJSONL).
+// into memory where the system allows it: its lines are read where they
+// lie, with no copy, and counted first (a pass that costs a small part of
+// decoding them), so that its operations are decoded in place (readJSONL).
+// Anything else is read as a stream.
 func LoadFile(path string) (History, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -367,14 +358,14 @@ func LoadFile(path string) (History, error) {
 	defer f.Close()
 	var h History
 	if data, unmap, ok := mapFile(f); ok {
+		// unmap after readJSONL, whose decoders are done by then: no
+		// operation holds a byte of data.
+		defer unmap()
 		h, err = readJSONL(func(fn func([]byte) error) error { return eachLineIn(data, maxLine, fn) }, maxOperations(countLinesIn(data), int64(len(data))))
-		unmap() // after readJSONL, whose decoders are done: no operation holds a byte of data
 	} else {
-		lines, size, cerr := countLines(f)
-		if cerr != nil {
-			return History{}, fmt.Errorf("load history: %s: %w", path, cerr)
-		}
-		h, err = readJSONL(func(fn func([]byte) error) error { return eachLine(f, readBlock, maxLine, fn) }, maxOperations(lines, size))
+		// Not mapped (a pipe, a system without mmap): read as a stream,
+		// decoded batch by batch.
+		h, err = readJSONL(func(fn func([]byte) error) error { return eachLine(f, readBlock, maxLine, fn) }, 0)
 	}
 	if err != nil {
 		return History{}, fmt.Errorf("%s: %w", path, err)
@@ -452,36 +443,3 @@ func maxOperations(lines int, size int64) int {
 // {"kind":"ack_spawn","output":{"outcome":"ok"}}, is 46 bytes and its
 // newline.
 const minOperationLine = 40
-
-// countLines counts the lines of a regular file (a last line without a
-// newline included) and its bytes, and goes back to its start; 0, and
-// nothing read, for anything else (a pipe, a terminal), whose lines cannot
-// be read twice.
-func countLines(f *os.File) (lines int, size int64, err error) {
-	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
-		return 0, 0, nil
-	}
-	buf := make([]byte, readBlock)
-	last := byte('\n')
-	for {
-		n, err := f.Read(buf)
-		if n > 0 {
-			lines += bytes.Count(buf[:n], []byte{'\n'})
-			size += int64(n)
-			last = buf[n-1]
-		}
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return 0, 0, fmt.Errorf("count lines: %w", err)
-		}
-	}
-	if last != '\n' {
-		lines++
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return 0, 0, fmt.Errorf("count lines: %w", err)
-	}
-	return lines, size, nil
-}
