@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
+
+	"github.com/storecheck/storecheck/internal/jsonnum"
 )
 
 // scanner reads one JSON line in place, value by value, for lineDecoder:
@@ -301,35 +303,14 @@ func (s *scanner) float64() (float64, bool) {
 	return f, true
 }
 
-// number moves past JSON's number grammar:
-// -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// number moves past a JSON number (jsonnum.End), if one comes next.
 func (s *scanner) number() bool {
-	s.next('-')
-	switch {
-	case s.next('0'):
-	case s.digits() == 0:
+	end := jsonnum.End(s.b, s.i)
+	if end < 0 {
 		return false
 	}
-	if s.next('.') && s.digits() == 0 {
-		return false
-	}
-	if s.next('e') || s.next('E') {
-		if !s.next('+') {
-			s.next('-')
-		}
-		if s.digits() == 0 {
-			return false
-		}
-	}
+	s.i = end
 	return true
-}
-
-func (s *scanner) digits() int {
-	start := s.i
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
-		s.i++
-	}
-	return s.i - start
 }
 
 // bool reads true or false; false, false for null.

@@ -3,6 +3,8 @@ package model
 import (
 	"bytes"
 	"unicode/utf8"
+
+	"github.com/storecheck/storecheck/internal/jsonnum"
 )
 
 // alreadyCanonical reports whether b is, byte for byte, what CanonicalJSON
@@ -141,41 +143,12 @@ func (p *canonScan) lit(s string) bool {
 	return true
 }
 
-// number follows JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
+// number moves past a JSON number (jsonnum.End), if one comes next.
 func (p *canonScan) number() bool {
-	digits := func() int {
-		n := 0
-		for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-			p.i++
-			n++
-		}
-		return n
-	}
-	if p.peek() == '-' {
-		p.i++
-	}
-	switch {
-	case p.peek() == '0':
-		p.i++
-	case p.peek() >= '1' && p.peek() <= '9':
-		digits()
-	default:
+	end := jsonnum.End(p.b, p.i)
+	if end < 0 {
 		return false
 	}
-	if p.peek() == '.' {
-		p.i++
-		if digits() == 0 {
-			return false
-		}
-	}
-	if c := p.peek(); c == 'e' || c == 'E' {
-		p.i++
-		if c := p.peek(); c == '+' || c == '-' {
-			p.i++
-		}
-		if digits() == 0 {
-			return false
-		}
-	}
+	p.i = end
 	return true
 }
