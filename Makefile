@@ -29,12 +29,15 @@ run: build
 ## asserts a disk's timing. The folder is open to every user as /tmp is (servers under test
 ## may run under user ids of their own) and removed when the tests end, Ctrl-C included; the
 ## evidence a real-server test keeps of a FAIL (storecheck-evidence-*) is moved to /tmp first.
+## Its name carries the shell's process id: a run killed outright (no trap runs) leaves its
+## folder, and the next make test removes the folders of shells that are gone.
 TESTP   ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
 test:
 	set -o pipefail; \
 	keep() { for e in "$$1"/storecheck-evidence-*; do [ -e "$$e" ] && mv "$$e" /tmp/ && echo "evidence moved to /tmp/$${e##*/}"; done; }; \
 	if [ -z "$$TMPDIR" ] && [ "$$(df -Pk /dev/shm 2>/dev/null | awk 'NR==2 && $$1=="tmpfs" {print $$4}')" -ge 2097152 ] 2>/dev/null; then \
-		TMPDIR=$$(mktemp -d /dev/shm/storecheck-test.XXXXXX) && chmod 1777 "$$TMPDIR" && export TMPDIR && trap 'keep "$$TMPDIR"; rm -rf "$$TMPDIR"' EXIT && trap 'exit 130' INT && trap 'exit 143' TERM; \
+		for d in /dev/shm/storecheck-test.*.*; do p=$${d#/dev/shm/storecheck-test.}; p=$${p%%.*}; [ -d "$$d" ] && [ ! -d "/proc/$$p" ] && rm -rf "$$d"; done; \
+		TMPDIR=$$(mktemp -d /dev/shm/storecheck-test.$$$$.XXXXXX) && chmod 1777 "$$TMPDIR" && export TMPDIR && trap 'keep "$$TMPDIR"; rm -rf "$$TMPDIR"' EXIT && trap 'exit 130' INT && trap 'exit 143' TERM; \
 	fi; \
 	$(GO) test -p $(TESTP) -count=1 -json -timeout 30m $(PKGS) | $(GO) run ./internal/tools/testsum
 
