@@ -45,6 +45,9 @@ type Diff struct {
 	Changes   []Change
 	// Cells counts the backend × scenario cells compared.
 	Cells int
+	// Caveat, when set, says why some figures do not compare (the two
+	// summaries ran different numbers of runs at once).
+	Caveat string
 }
 
 // Regressions counts the changes that are worse.
@@ -82,7 +85,7 @@ func cellKey(r Run, dirs ...string) [2]string {
 // CompareSummaries diffs new against base. baseDir and newDir are the
 // folders the summaries were read from.
 func CompareSummaries(base, new *Summary, baseDir, newDir string, opt DiffOptions) *Diff {
-	d := &Diff{}
+	d := &Diff{Caveat: parallelCaveat(base.Parallel, new.Parallel)}
 	before := map[[2]string]Run{}
 	var order [][2]string
 	for _, r := range base.Runs {
@@ -233,6 +236,9 @@ func (d *Diff) WriteMarkdown(w io.Writer) error {
 		fmt.Fprintf(&b, "## storecheck diff: ✅ no regression\n\n")
 	}
 	fmt.Fprintf(&b, "Base `%s`, new `%s`: %d cells compared.\n\n", d.Base, d.New, d.Cells)
+	if d.Caveat != "" {
+		fmt.Fprintf(&b, "⚠️ %s\n\n", d.Caveat)
+	}
 	changes := append([]Change(nil), d.Changes...)
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].Worse && !changes[j].Worse })
 	if len(changes) == 0 {
@@ -249,6 +255,17 @@ func (d *Diff) WriteMarkdown(w io.Writer) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// parallelCaveat warns when two summaries ran different numbers of runs at
+// once: the figures of their timed runs were taken on differently shared
+// machines. A summary that does not say (written before the field) is
+// not guessed at.
+func parallelCaveat(base, new *Parallel) string {
+	if base == nil || new == nil || *base == *new {
+		return ""
+	}
+	return fmt.Sprintf("The base ran %s, the new %s: timed runs' throughput and latency moved with that, not only with the change.", base, new)
 }
 
 func plural(n int) string {

@@ -57,3 +57,24 @@ func TestCompareSummaries(t *testing.T) {
 		t.Errorf("a summary against itself: %+v", quiet.Changes)
 	}
 }
+
+// TestDiffWarnsOfOtherParallelism: two summaries made with different
+// numbers of runs at once are compared, with a warning in the Markdown;
+// the same setting, or a summary that does not say, gives none.
+func TestDiffWarnsOfOtherParallelism(t *testing.T) {
+	one, two := &Parallel{Runs: 1, Timed: 1}, &Parallel{Runs: 2, Timed: 2}
+	for _, c := range []struct {
+		base, new *Parallel
+		warn      bool
+	}{{one, two, true}, {two, two, false}, {nil, two, false}, {one, nil, false}} {
+		d := CompareSummaries(&Summary{Parallel: c.base}, &Summary{Parallel: c.new}, "", "", DefaultDiffOptions())
+		var b strings.Builder
+		if err := d.WriteMarkdown(&b); err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(b.String(), "⚠️") && strings.Contains(b.String(), "runs at once")
+		if warned != c.warn {
+			t.Errorf("base %v, new %v: warned %v; want %v:\n%s", c.base, c.new, warned, c.warn, b.String())
+		}
+	}
+}

@@ -217,5 +217,8 @@ func made(s *Summary) string {
 	if h := s.Host; h != nil {
 		out += fmt.Sprintf(", %s/%s, %d CPUs", h.OS, h.Arch, h.CPUs)
 	}
+	if p := s.Parallel; p != nil {
+		out += ", " + p.String()
+	}
 	return out
 }

@@ -57,7 +57,28 @@ type Summary struct {
 	// Shard, on a summary of one shard of a plan (--shard K/N), says which;
 	// storecheck merge combines the N shards into the whole plan's.
 	Shard *Shard `json:"shard,omitempty"`
-	Runs  []Run  `json:"runs"`
+	// Parallel says how many runs went at once: timed runs' figures
+	// (throughput, latency, time to catch) are those of a machine they
+	// shared with that many others, so they compare only with a summary
+	// made at the same setting (diff says so).
+	Parallel *Parallel `json:"parallel,omitempty"`
+	Runs     []Run     `json:"runs"`
+}
+
+// Parallel is how many runs a plan let go at once: Runs of any kind, and
+// Timed of the timed scenarios (which never share the machine with an
+// untimed run). 1 and 1 is one after another.
+type Parallel struct {
+	Runs  int `json:"runs"`
+	Timed int `json:"timed"`
+}
+
+// String is "1 run at a time" or "2 runs at once, timed 2".
+func (p Parallel) String() string {
+	if p.Runs <= 1 {
+		return "1 run at a time"
+	}
+	return fmt.Sprintf("%d runs at once, timed %d", p.Runs, p.Timed)
 }
 
 // Shard is one slice of a plan: shard K of N holds the runs whose position

@@ -37,13 +37,22 @@ func (m *matrix) register(fs *flag.FlagSet, scenarioFlag string) {
 	m.out.register(fs)
 	m.servers.register(fs)
 	fs.Var(&m.shard, "shard", "K/N: run only shard K of N of the plan (runs K, K+N, K+2N, … of the whole plan, with their seeds and folder numbers), for a CI matrix; 'storecheck merge' combines the N summaries")
-	fs.IntVar(&m.parallel, "parallel", defaultParallel(), "runs at once: runs of different backends side by side, each backend's in order, and the timed scenarios (faults, lag, crashes, stalls) alone after them; the report is the same; the default is half the CPUs")
+	fs.IntVar(&m.parallel, "parallel", defaultParallel(), "runs at once: runs of different backends side by side, each backend's in order; the timed scenarios (faults, lag, crashes, stalls) after the others, at most one per CPU; the report is the same; the default is one per CPU (--parallel 1: one after another, each run's figures taken on a machine of its own)")
 }
 
-// defaultParallel is half the CPUs: a property or concurrent run keeps
-// about one core busy with the store and one with storecheck's checks;
-// on a 2-core machine (CI) that is 1, runs one after another.
-func defaultParallel() int { return max(1, runtime.NumCPU()/2) }
+// defaultParallel is one run per CPU. A run of the embedded default keeps
+// about one core busy (0.3–1.2 cores measured per scenario,
+// docs/PERFORMANCE.md), so one per core gives each about what it has
+// alone; the timed runs go after the others, at most one per core
+// (Plan.TimedParallel), so the faults they inject and the operations
+// caught in them are what they are alone; their throughput is that of a
+// shared machine, which the summary records (Summary.Parallel).
+func defaultParallel() int { return max(1, runtime.NumCPU()) }
+
+// defaultMutantParallel is half the CPUs: a mutant's time to catch is a
+// figure of the catalogue, and a property or concurrent run keeps about one
+// core busy with the store and one with storecheck's checks.
+func defaultMutantParallel() int { return max(1, runtime.NumCPU()/2) }
 
 // shardFlag is --shard K/N.
 type shardFlag struct{ s *reports.Shard }
@@ -111,5 +120,6 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 	return runner.Plan{
 		Entries: entries, Out: m.out.dir, Options: k.options(), Params: k.params(s),
 		Reproduce: k.reproduce, Shard: shard, Parallel: m.parallel,
+		TimedParallel: runtime.NumCPU(), // one timed run per core (defaultParallel)
 	}, nil
 }

@@ -139,6 +139,12 @@ func mergeShards(shards []shardSummary) (*reports.Summary, error) {
 		}
 		out.Runs = append(out.Runs, sh.Runs...)
 	}
+	out.Parallel = first.Parallel
+	for _, sh := range shards {
+		if sh.Parallel == nil || first.Parallel == nil || *sh.Parallel != *first.Parallel {
+			out.Parallel = nil // the shards differ: the whole plan has no one setting
+		}
+	}
 	var missing []string
 	for k := 1; k <= n; k++ {
 		if seen[k] == "" {

@@ -70,6 +70,10 @@ type Plan struct {
 	// Parallel is how many runs may go at once (Execute); 0 or 1 runs
 	// them one after another.
 	Parallel int
+	// TimedParallel is how many timed runs may go at once, each of a lane
+	// of its own, when Parallel is above 1; 0 or 1 runs them one after
+	// another. The commands make it one per core (see Execute).
+	TimedParallel int
 }
 
 // Inspectable is url with DirPlaceholder standing for an existing folder,
@@ -126,13 +130,16 @@ type Progress interface {
 // With plan.Parallel above 1, runs go side by side, under two rules. Runs
 // of one lane — one backend URL, or one catalogue subject — go one after
 // another in plan order: they may share a database file, and Skip reads
-// the lane's earlier runs. And a run whose scenario is Timed (its verdict
-// or figures hang on timing: faults, replica lag, crashes, stalls) runs
-// alone, after the others, so that no other run's load moves its windows.
-// Only the order of execution changes; what each run does and reports
-// does not.
+// the lane's earlier runs. And runs whose scenario is Timed (their
+// verdicts or figures hang on timing: faults, replica lag, crashes,
+// stalls) go after all the others, at most plan.TimedParallel at once:
+// the commands set it to no more than the machine's cores, so that each
+// timed run has a core to itself, which is about what one keeps busy
+// alone (docs/PERFORMANCE.md), and never shares the machine with an
+// untimed run. Only the order of execution changes; what each run does
+// and reports does not.
 func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary {
-	sum := &reports.Summary{Shard: plan.Shard}
+	sum := &reports.Summary{Shard: plan.Shard, Parallel: &reports.Parallel{Runs: max(1, plan.Parallel), Timed: plan.timedAtOnce()}}
 	if len(plan.Entries) > 0 {
 		sum.Seed = plan.Entries[0].Seed
 	}
@@ -171,26 +178,45 @@ func lane(e Entry) string {
 	return "backend " + e.Backend
 }
 
-// parallel runs the untimed lanes on plan.Parallel workers, then the
-// timed runs one by one in plan order.
+// parallel runs the untimed runs' lanes on plan.Parallel workers, then
+// the timed runs' lanes on plan.TimedParallel workers.
 func (x *execution) parallel(ctx context.Context) {
-	var order []string
-	lanes := map[string][]int{}
-	var timed []int
+	untimed, timed := x.lanes(false), x.lanes(true)
+	x.runLanes(ctx, untimed, x.plan.Parallel)
+	x.runLanes(ctx, timed, x.plan.timedAtOnce())
+}
+
+// timedAtOnce is how many timed runs may go at once: TimedParallel, never
+// above Parallel, at least 1.
+func (p Plan) timedAtOnce() int { return max(1, min(p.Parallel, p.TimedParallel)) }
+
+// lanes groups the plan's timed (or untimed) entries by lane, lanes in
+// the order of their first entry, each lane's entries in plan order.
+func (x *execution) lanes(timed bool) [][]int {
+	var out [][]int
+	at := map[string]int{}
 	for i, e := range x.plan.Entries {
-		if e.Scenario.Timed {
-			timed = append(timed, i)
+		if e.Scenario.Timed != timed {
 			continue
 		}
 		k := lane(e)
-		if _, ok := lanes[k]; !ok {
-			order = append(order, k)
+		j, ok := at[k]
+		if !ok {
+			j = len(out)
+			at[k] = j
+			out = append(out, nil)
 		}
-		lanes[k] = append(lanes[k], i)
+		out[j] = append(out[j], i)
 	}
+	return out
+}
+
+// runLanes runs the lanes on n workers, each lane's runs one after
+// another, and returns when all have ended.
+func (x *execution) runLanes(ctx context.Context, lanes [][]int, n int) {
 	work := make(chan []int)
 	var wg sync.WaitGroup
-	for range min(x.plan.Parallel, len(order)) {
+	for range min(n, len(lanes)) {
 		wg.Go(func() {
 			for l := range work {
 				for _, i := range l {
@@ -199,14 +225,11 @@ func (x *execution) parallel(ctx context.Context) {
 			}
 		})
 	}
-	for _, k := range order {
-		work <- lanes[k]
+	for _, l := range lanes {
+		work <- l
 	}
 	close(work)
 	wg.Wait()
-	for _, i := range timed {
-		x.run(ctx, i)
-	}
 }
 
 // run executes entry i and files its result.

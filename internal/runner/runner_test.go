@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -126,26 +127,50 @@ func TestSkipAndBudget(t *testing.T) {
 }
 
 // TestParallel: runs of different lanes overlap up to Parallel; runs of
-// one lane never do and keep their order; a timed run never overlaps any
-// other; the summary lists every run in plan order.
+// one lane never do and keep their order; timed runs overlap only each
+// other, up to TimedParallel, after every untimed run has ended; the
+// summary lists every run in plan order.
 func TestParallel(t *testing.T) {
+	for _, tc := range []struct{ parallel, timedParallel, wantTimedPeak int }{
+		{parallel: 3, timedParallel: 1, wantTimedPeak: 1},
+		{parallel: 3, timedParallel: 2, wantTimedPeak: 2},
+		{parallel: 2, timedParallel: 4, wantTimedPeak: 2}, // never above Parallel
+	} {
+		t.Run(fmt.Sprintf("parallel=%d,timed=%d", tc.parallel, tc.timedParallel), func(t *testing.T) {
+			testParallel(t, tc.parallel, tc.timedParallel, tc.wantTimedPeak)
+		})
+	}
+}
+
+func testParallel(t *testing.T, parallel, timedParallel, wantTimedPeak int) {
 	var (
-		now, peak atomic.Int64
-		timedSaw  atomic.Int64 // other runs going while a timed run went
-		laneBusy  [3]atomic.Int64
-		laneOrder [3][]string
-		mu        = make(chan struct{}, 1)
+		now, peak, timedPeak atomic.Int64
+		timedNow, untimedNow atomic.Int64
+		mixed                atomic.Int64 // a timed run saw an untimed one going, or the reverse
+		laneBusy             [4]atomic.Int64
+		laneOrder            [4][]string
+		mu                   = make(chan struct{}, 1)
 	)
+	raise := func(p *atomic.Int64, n int64) {
+		for {
+			old := p.Load()
+			if n <= old || p.CompareAndSwap(old, n) {
+				return
+			}
+		}
+	}
 	mk := func(name string, laneIx int, timed bool) scenarios.Scenario {
 		sc := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
-			n := now.Add(1)
+			raise(&peak, now.Add(1))
 			defer now.Add(-1)
-			for {
-				p := peak.Load()
-				if n <= p || peak.CompareAndSwap(p, n) {
-					break
-				}
+			mine, other := &untimedNow, &timedNow
+			if timed {
+				mine, other = &timedNow, &untimedNow
+				raise(&timedPeak, timedNow.Add(1))
+			} else {
+				untimedNow.Add(1)
 			}
+			defer mine.Add(-1)
 			if laneBusy[laneIx].Add(1) > 1 {
 				t.Errorf("two runs of lane %d at once", laneIx)
 			}
@@ -153,28 +178,36 @@ func TestParallel(t *testing.T) {
 			mu <- struct{}{}
 			laneOrder[laneIx] = append(laneOrder[laneIx], name)
 			<-mu
-			time.Sleep(30 * time.Millisecond)
-			if timed && now.Load() > 1 {
-				timedSaw.Add(1)
+			for range 3 {
+				time.Sleep(10 * time.Millisecond)
+				if other.Load() > 0 {
+					mixed.Add(1)
+				}
 			}
 			return scenarios.Result{Verdict: reports.Pass, Reason: name, Ops: 1}
 		})
 		sc.Name, sc.Timed = name, timed
 		return sc
 	}
+	// Each lane: an untimed run, two timed ones, an untimed one; the timed
+	// ones go after every untimed run, so a lane runs in the order
+	// 0, 3, 1, 2.
 	var entries []Entry
-	for i, b := range []string{"memory:", "sqlite:{dir}/a.db", "sqlite:{dir}/b.db"} {
-		for j := range 3 {
-			entries = append(entries, Entry{Backend: b, Scenario: mk(b+string(rune('0'+j)), i, false), Seed: 1})
+	backendsOf := []string{"memory:", "sqlite:{dir}/a.db", "sqlite:{dir}/b.db", "sqlite:{dir}/c.db"}
+	for i, b := range backendsOf {
+		for j, timed := range []bool{false, true, true, false} {
+			entries = append(entries, Entry{Backend: b, Scenario: mk(b+string(rune('0'+j)), i, timed), Seed: 1})
 		}
-		entries = append(entries, Entry{Backend: b, Scenario: mk(b+"timed", i, true), Seed: 1})
 	}
-	runs := run(t, Plan{Entries: entries, Parallel: 2})
-	if peak.Load() != 2 {
-		t.Errorf("at most %d runs at once; want 2", peak.Load())
+	runs := run(t, Plan{Entries: entries, Parallel: parallel, TimedParallel: timedParallel})
+	if got := peak.Load(); got != int64(parallel) {
+		t.Errorf("at most %d runs at once; want %d", got, parallel)
 	}
-	if timedSaw.Load() != 0 {
-		t.Errorf("a timed run shared the machine %d times", timedSaw.Load())
+	if got := timedPeak.Load(); got != int64(wantTimedPeak) {
+		t.Errorf("at most %d timed runs at once; want %d", got, wantTimedPeak)
+	}
+	if mixed.Load() != 0 {
+		t.Errorf("a timed run and an untimed one went at once %d times", mixed.Load())
 	}
 	for i, e := range entries {
 		if runs[i].Reason != e.Scenario.Name {
@@ -182,9 +215,33 @@ func TestParallel(t *testing.T) {
 		}
 	}
 	for i, order := range laneOrder {
-		want := []string{entries[4*i].Scenario.Name, entries[4*i+1].Scenario.Name, entries[4*i+2].Scenario.Name, entries[4*i+3].Scenario.Name}
+		name := func(j int) string { return entries[4*i+j].Scenario.Name }
+		want := []string{name(0), name(3), name(1), name(2)}
 		if strings.Join(order, ",") != strings.Join(want, ",") {
 			t.Errorf("lane %d ran %v; want %v", i, order, want)
+		}
+	}
+}
+
+// TestSummarySaysHowManyAtOnce: the summary records the runs the plan let
+// go at once, the timed ones never above the rest.
+func TestSummarySaysHowManyAtOnce(t *testing.T) {
+	pass := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+	})
+	for _, c := range []struct {
+		parallel, timed int
+		want            reports.Parallel
+	}{
+		{0, 0, reports.Parallel{Runs: 1, Timed: 1}},
+		{2, 2, reports.Parallel{Runs: 2, Timed: 2}},
+		{3, 8, reports.Parallel{Runs: 3, Timed: 3}},
+		{4, 0, reports.Parallel{Runs: 4, Timed: 1}},
+	} {
+		plan := Plan{Entries: []Entry{{Backend: "memory:", Scenario: pass, Seed: 1}}, Parallel: c.parallel, TimedParallel: c.timed, Out: t.TempDir()}
+		sum := Execute(context.Background(), plan, quiet{})
+		if sum.Parallel == nil || *sum.Parallel != c.want {
+			t.Errorf("Parallel %d, TimedParallel %d: summary says %v; want %v", c.parallel, c.timed, sum.Parallel, c.want)
 		}
 	}
 }
