@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,6 +85,54 @@ func commitLoop(ctx context.Context, t *testing.T, s model.Store, w int, stop <-
 		if _, ok := model.AsConflict(err); err != nil && !ok {
 			t.Error(err)
 			return
+		}
+	}
+}
+
+// BenchmarkRefresh copies a primary of about 50 pages (the size of the
+// lag sweep's primary) into a replica file, one commit on the primary
+// between refreshes, as the sweep's syncs do. (A replica in memory, SQLite's
+// memdb VFS, cannot take the copy: the backup carries the primary's WAL
+// flag in page 1, and memdb cannot open a database in WAL format.)
+func BenchmarkRefresh(b *testing.B) {
+	ctx := context.Background()
+	dir := b.TempDir()
+	primaryPath := filepath.Join(dir, "primary.db")
+	primary, err := sqlite.Open(ctx, primaryPath, model.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer primary.Close()
+	replica, err := sqlite.Open(ctx, filepath.Join(dir, "replica.db"), model.DefaultConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer replica.Close()
+	n := 0
+	commit := func() {
+		n++
+		id := fmt.Sprintf("e%d", n%40)
+		exe, err := primary.Load(ctx, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if exe == nil {
+			exe = &model.Execution{ID: id, DefinitionID: "d", Status: "running"}
+		}
+		ev := model.Event{ID: fmt.Sprintf("%s-%d", id, n), Name: "tick", Data: json.RawMessage(`{"pad":"` + strings.Repeat("x", 200) + `"}`)}
+		if err := primary.Commit(ctx, exe, model.Batch{Emits: []model.Emit{{Event: ev}}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 400 {
+		commit()
+	}
+	for b.Loop() {
+		b.StopTimer()
+		commit()
+		b.StartTimer()
+		if err := refresh(ctx, replica.DB(), primaryPath); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
