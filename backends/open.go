@@ -42,6 +42,14 @@ type Scheme struct {
 	Kind Kind
 	// OpenRuns opens the run store for the part of the URL after "Name:".
 	OpenRuns func(ctx context.Context, rest string) (runstore.Store, error)
+	// Fresh says every Open starts from nothing the URL names — memory of
+	// its own, servers it starts on ports and folders it picks — and Close
+	// leaves nothing behind: runs of one such URL share no state and may go
+	// side by side (Target.Fresh).
+	Fresh bool
+	// Cores says how many cores a run on the URL keeps busy (nil: one),
+	// so that timed runs go side by side only where they fit (Target.Cores).
+	Cores func(rest string) float64
 }
 
 // Schemes returns every known scheme, in the order List shows them.
@@ -53,6 +61,7 @@ func Schemes() []Scheme {
 			Description: "The in-memory reference model (model.Reference); nothing is durable.",
 			Validate:    validateMemory,
 			Open:        openMemory,
+			Fresh:       true,
 		},
 		{
 			Name:        "sqlite",
@@ -111,6 +120,8 @@ func Schemes() []Scheme {
 			Description: "rqlite on N rqlited processes this run starts on loopback (rqlited=PATH, $RQLITED or PATH); level=…; flags=-name=value,… for rqlited; data=memory|disk (default: a tmpfs when there is one with room); removed on close.",
 			Validate:    func(rest string) error { _, err := managed.Parse(managed.Process, rest); return err },
 			Open:        managed.OpenProcessURL,
+			Fresh:       true,
+			Cores:       func(rest string) float64 { return managed.Cores(managed.Process, rest) },
 		},
 		{
 			Name:        managed.ContainerScheme,
@@ -118,6 +129,8 @@ func Schemes() []Scheme {
 			Description: "rqlite on N containers this run starts on its own Docker network (image=IMAGE, default " + cluster.DefaultImage + "; image=build packs a local static rqlited); removed on close.",
 			Validate:    func(rest string) error { _, err := managed.Parse(managed.Container, rest); return err },
 			Open:        managed.OpenContainerURL,
+			Fresh:       true,
+			Cores:       func(rest string) float64 { return managed.Cores(managed.Container, rest) },
 		},
 	}, runSchemes()...)
 }

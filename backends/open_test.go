@@ -151,3 +151,30 @@ func TestWithLogDirKeepsFailedServersLogs(t *testing.T) {
 		})
 	}
 }
+
+// TestCoresAndFreshness: what a run on each kind of URL keeps busy, and
+// whether its runs share state, as the runner budgets them.
+func TestCoresAndFreshness(t *testing.T) {
+	for _, c := range []struct {
+		url   string
+		cores float64
+		fresh bool
+	}{
+		{"memory:", 1, true},
+		{"sqlite:/tmp/s.db", 1, false},
+		{"lagsim:/tmp/p.db?lag=10ms", 1, false},
+		{"rqlite+process:?nodes=3", 1.5, true},
+		{"rqlite+process:?nodes=5", 2.5, true},
+		{"rqlite+process:?nodes=1", 1, true},
+		{"rqlite+container:?nodes=3", 1.5, true},
+		{"rqlite://127.0.0.1:4001", 1, false},
+	} {
+		tg, err := Resolve(c.url)
+		if err != nil {
+			t.Fatalf("%s: %v", c.url, err)
+		}
+		if tg.Cores != c.cores || tg.Fresh != c.fresh {
+			t.Errorf("%s: cores %.1f, fresh %v; want %.1f, %v", c.url, tg.Cores, tg.Fresh, c.cores, c.fresh)
+		}
+	}
+}

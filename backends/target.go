@@ -66,6 +66,14 @@ type Target struct {
 	Caps []Capability
 	// File is the database file, with SharedFile.
 	File string
+	// Fresh says every store opened on the URL starts from nothing of its
+	// own and leaves nothing behind (Scheme.Fresh): runs on it share no
+	// state.
+	Fresh bool
+	// Cores is how many cores a run on the URL keeps busy, measured
+	// (docs/PERFORMANCE.md): one for a store in storecheck's process or
+	// one server; more for a cluster the run starts.
+	Cores float64
 
 	scheme Scheme
 	rest   string
@@ -82,8 +90,12 @@ func Resolve(rawURL string) (*Target, error) {
 			return nil, err
 		}
 	}
-	t := &Target{URL: rawURL, Scheme: s.Name, Kind: s.Kind, scheme: s, rest: rest}
+	t := &Target{URL: rawURL, Scheme: s.Name, Kind: s.Kind, Fresh: s.Fresh, scheme: s, rest: rest}
 	t.Caps, t.File = capabilities(s.Name, rest)
+	t.Cores = 1
+	if s.Cores != nil {
+		t.Cores = s.Cores(rest)
+	}
 	if s.Kind == KindRuns {
 		t.Caps = append([]Capability{RunStore}, t.Caps...)
 	} else {

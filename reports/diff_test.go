@@ -62,7 +62,7 @@ func TestCompareSummaries(t *testing.T) {
 // numbers of runs at once are compared, with a warning in the Markdown;
 // the same setting, or a summary that does not say, gives none.
 func TestDiffWarnsOfOtherParallelism(t *testing.T) {
-	one, two := &Parallel{Runs: 1, Timed: 1}, &Parallel{Runs: 2, Timed: 2}
+	one, two := &Parallel{Runs: 1, TimedCores: 1}, &Parallel{Runs: 2, TimedCores: 2}
 	for _, c := range []struct {
 		base, new *Parallel
 		warn      bool

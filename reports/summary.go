@@ -66,19 +66,21 @@ type Summary struct {
 }
 
 // Parallel is how many runs a plan let go at once: Runs of any kind, and
-// Timed of the timed scenarios (which never share the machine with an
-// untimed run). 1 and 1 is one after another.
+// timed runs (which never share the machine with an untimed run) only
+// while the cores they keep busy fit in TimedCores. 1 and 1 is one after
+// another.
 type Parallel struct {
-	Runs  int `json:"runs"`
-	Timed int `json:"timed"`
+	Runs       int `json:"runs"`
+	TimedCores int `json:"timed_cores"`
 }
 
-// String is "1 run at a time" or "2 runs at once, timed 2".
+// String is "1 run at a time" or "2 runs at once, timed runs within 2
+// cores".
 func (p Parallel) String() string {
 	if p.Runs <= 1 {
 		return "1 run at a time"
 	}
-	return fmt.Sprintf("%d runs at once, timed %d", p.Runs, p.Timed)
+	return fmt.Sprintf("%d runs at once, timed runs within %d cores", p.Runs, p.TimedCores)
 }
 
 // Shard is one slice of a plan: shard K of N holds the runs whose position

@@ -37,16 +37,19 @@ func (m *matrix) register(fs *flag.FlagSet, scenarioFlag string) {
 	m.out.register(fs)
 	m.servers.register(fs)
 	fs.Var(&m.shard, "shard", "K/N: run only shard K of N of the plan (runs K, K+N, K+2N, … of the whole plan, with their seeds and folder numbers), for a CI matrix; 'storecheck merge' combines the N summaries")
-	fs.IntVar(&m.parallel, "parallel", defaultParallel(), "runs at once: runs of different backends side by side, each backend's in order; the timed scenarios (faults, lag, crashes, stalls) after the others, at most one per CPU; the report is the same; the default is one per CPU (--parallel 1: one after another, each run's figures taken on a machine of its own)")
+	fs.IntVar(&m.parallel, "parallel", defaultParallel(), "runs at once: runs of different backends side by side, each backend's in order (runs that share nothing — memory:, a cluster each run starts, a {dir} folder — side by side too); the timed scenarios (faults, lag, crashes, stalls) after the others, side by side only while the cores each keeps busy fit the machine's (one for an embedded store, half per node of a cluster); the report is the same; the default is one per CPU (--parallel 1: one after another, each run's figures taken on a machine of its own)")
 }
 
 // defaultParallel is one run per CPU. A run of the embedded default keeps
 // about one core busy (0.3–1.2 cores measured per scenario,
 // docs/PERFORMANCE.md), so one per core gives each about what it has
-// alone; the timed runs go after the others, at most one per core
-// (Plan.TimedParallel), so the faults they inject and the operations
-// caught in them are what they are alone; their throughput is that of a
-// shared machine, which the summary records (Summary.Parallel).
+// alone. The timed runs go after the others, side by side only while the
+// cores they keep busy fit the machine's (Plan.TimedCores, Entry.Cores):
+// then the faults they inject and the operations caught in them are what
+// they are alone; their throughput is that of a shared machine, which the
+// summary records (Summary.Parallel). A run on a 3-node rqlite cluster
+// keeps 1.5 cores busy, so on two cores those go one at a time: two side
+// by side lost a detection one alone made.
 func defaultParallel() int { return max(1, runtime.NumCPU()) }
 
 // defaultMutantParallel is half the CPUs: a mutant's time to catch is a
@@ -120,6 +123,6 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 	return runner.Plan{
 		Entries: entries, Out: m.out.dir, Options: k.options(), Params: k.params(s),
 		Reproduce: k.reproduce, Shard: shard, Parallel: m.parallel,
-		TimedParallel: runtime.NumCPU(), // one timed run per core (defaultParallel)
+		TimedCores: runtime.NumCPU(), // timed runs within the machine's cores (defaultParallel)
 	}, nil
 }

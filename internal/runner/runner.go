@@ -37,6 +37,15 @@ type Entry struct {
 	// Index is the entry's position (from 1) in the whole plan when the
 	// plan is a shard of it (Plan.Shard); 0 means its place in Entries.
 	Index int
+	// Own says the run shares no state with the other runs of its backend:
+	// its URL holds DirPlaceholder (a fresh folder per run), or the backend
+	// starts every store from nothing (backends.Target.Fresh: a cluster of
+	// its own). Such a run is a lane of its own (Execute).
+	Own bool
+	// Cores is how many cores a run on the backend keeps busy
+	// (backends.Target.Cores); 0 means one. Timed runs go side by side
+	// only while theirs fit in Plan.TimedCores.
+	Cores float64
 }
 
 // Plan is what to run.
@@ -58,9 +67,10 @@ type Plan struct {
 	// Budget bounds each run; 0 means none. A run stopped by it is NOT
 	// RUN, unless it had found a failure.
 	Budget time.Duration
-	// Skip, when set, is asked before each run, with the earlier runs of
-	// its lane (same subject, or same backend URL; see Execute); a reason
-	// skips it (NOT RUN with that reason).
+	// Skip, when set, is asked before each run, with the runs of the same
+	// subject, or else the same backend URL, that ended before it began, in
+	// plan order (see Execute); a reason skips it (NOT RUN with that
+	// reason).
 	Skip func(done []reports.Run, e Entry) string
 	// Instrument, when set, wraps every store run i opens.
 	Instrument func(i int, st model.Store) model.Store
@@ -70,10 +80,12 @@ type Plan struct {
 	// Parallel is how many runs may go at once (Execute); 0 or 1 runs
 	// them one after another.
 	Parallel int
-	// TimedParallel is how many timed runs may go at once, each of a lane
-	// of its own, when Parallel is above 1; 0 or 1 runs them one after
-	// another. The commands make it one per core (see Execute).
-	TimedParallel int
+	// TimedCores is how many cores the timed runs going at once may keep
+	// busy, by their entries' Cores, when Parallel is above 1: a timed run
+	// starts when it fits beside those going, or when none is going. 0 or
+	// 1 runs them one after another (none fits beside another). The
+	// commands make it the machine's cores (see Execute).
+	TimedCores int
 }
 
 // Inspectable is url with DirPlaceholder standing for an existing folder,
@@ -97,7 +109,12 @@ func Matrix(backendURLs []string, scs []scenarios.Scenario, seed uint64, onlyApp
 					continue
 				}
 			}
-			out = append(out, Entry{Backend: b, Scenario: sc, Seed: seed})
+			e := Entry{Backend: b, Scenario: sc, Seed: seed, Own: strings.Contains(b, DirPlaceholder)}
+			if err == nil {
+				e.Own = e.Own || t.Target.Fresh
+				e.Cores = t.Target.Cores
+			}
+			out = append(out, e)
 		}
 	}
 	return out
@@ -130,16 +147,19 @@ type Progress interface {
 // With plan.Parallel above 1, runs go side by side, under two rules. Runs
 // of one lane — one backend URL, or one catalogue subject — go one after
 // another in plan order: they may share a database file, and Skip reads
-// the lane's earlier runs. And runs whose scenario is Timed (their
-// verdicts or figures hang on timing: faults, replica lag, crashes,
-// stalls) go after all the others, at most plan.TimedParallel at once:
-// the commands set it to no more than the machine's cores, so that each
-// timed run has a core to itself, which is about what one keeps busy
-// alone (docs/PERFORMANCE.md), and never shares the machine with an
+// the lane's earlier runs; a run that shares nothing with the others of its
+// backend (Entry.Own: a fresh folder, a cluster of its own) is a lane of
+// its own. And runs whose scenario is Timed (their verdicts or figures
+// hang on timing: faults, replica lag, crashes, stalls) go after all the
+// others, side by side only while the cores they keep busy (Entry.Cores)
+// fit in plan.TimedCores: the commands set it to the machine's cores, so
+// that each timed run has the cores it keeps busy alone
+// (docs/PERFORMANCE.md: two timed runs of rqlite clusters on two cores lost
+// a detection the run alone made), and never shares the machine with an
 // untimed run. Only the order of execution changes; what each run does
 // and reports does not.
 func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary {
-	sum := &reports.Summary{Shard: plan.Shard, Parallel: &reports.Parallel{Runs: max(1, plan.Parallel), Timed: plan.timedAtOnce()}}
+	sum := &reports.Summary{Shard: plan.Shard, Parallel: &reports.Parallel{Runs: max(1, plan.Parallel), TimedCores: plan.timedCores()}}
 	if len(plan.Entries) > 0 {
 		sum.Seed = plan.Entries[0].Seed
 	}
@@ -167,11 +187,22 @@ type execution struct {
 
 	mu   sync.Mutex // runs, done and the calls to progress
 	runs []reports.Run
-	done map[string][]reports.Run // by lane, in plan order
+	done map[string][]reports.Run // by subject or backend (what Skip reads), in plan order
 }
 
-// lane is the key of the runs that must go one after another.
-func lane(e Entry) string {
+// lane is the key of the runs that must go one after another: one
+// subject's, one backend URL's, or, for a run of its own (Entry.Own), the
+// run alone.
+func lane(i int, e Entry) string {
+	if e.Own && e.Subject == "" {
+		return fmt.Sprintf("run %d", i)
+	}
+	return kin(e)
+}
+
+// kin is the key of the runs Skip is shown: those of the same subject, or
+// of the same backend URL.
+func kin(e Entry) string {
 	if e.Subject != "" {
 		return "subject " + e.Subject
 	}
@@ -179,16 +210,16 @@ func lane(e Entry) string {
 }
 
 // parallel runs the untimed runs' lanes on plan.Parallel workers, then
-// the timed runs' lanes on plan.TimedParallel workers.
+// the timed runs' lanes on as many, within plan.TimedCores.
 func (x *execution) parallel(ctx context.Context) {
 	untimed, timed := x.lanes(false), x.lanes(true)
-	x.runLanes(ctx, untimed, x.plan.Parallel)
-	x.runLanes(ctx, timed, x.plan.timedAtOnce())
+	x.runLanes(ctx, untimed, x.plan.Parallel, nil)
+	x.runLanes(ctx, timed, x.plan.Parallel, newCoreBudget(float64(x.plan.timedCores())))
 }
 
-// timedAtOnce is how many timed runs may go at once: TimedParallel, never
-// above Parallel, at least 1.
-func (p Plan) timedAtOnce() int { return max(1, min(p.Parallel, p.TimedParallel)) }
+// timedCores is the cores timed runs may keep busy at once: TimedCores,
+// never above Parallel, at least 1.
+func (p Plan) timedCores() int { return max(1, min(p.Parallel, p.TimedCores)) }
 
 // lanes groups the plan's timed (or untimed) entries by lane, lanes in
 // the order of their first entry, each lane's entries in plan order.
@@ -199,7 +230,7 @@ func (x *execution) lanes(timed bool) [][]int {
 		if e.Scenario.Timed != timed {
 			continue
 		}
-		k := lane(e)
+		k := lane(i, e)
 		j, ok := at[k]
 		if !ok {
 			j = len(out)
@@ -212,16 +243,20 @@ func (x *execution) lanes(timed bool) [][]int {
 }
 
 // runLanes runs the lanes on n workers, each lane's runs one after
-// another, and returns when all have ended.
-func (x *execution) runLanes(ctx context.Context, lanes [][]int, n int) {
+// another, each lane within budget when there is one, and returns when all
+// have ended.
+func (x *execution) runLanes(ctx context.Context, lanes [][]int, n int, budget *coreBudget) {
 	work := make(chan []int)
 	var wg sync.WaitGroup
 	for range min(n, len(lanes)) {
 		wg.Go(func() {
 			for l := range work {
+				cores := x.plan.Entries[l[0]].cores() // a lane is one backend's
+				budget.take(cores)
 				for _, i := range l {
 					x.run(ctx, i)
 				}
+				budget.give(cores)
 			}
 		})
 	}
@@ -232,13 +267,64 @@ func (x *execution) runLanes(ctx context.Context, lanes [][]int, n int) {
 	wg.Wait()
 }
 
+// cores is what the entry's run keeps busy: Cores, or one.
+func (e Entry) cores() float64 {
+	if e.Cores > 0 {
+		return e.Cores
+	}
+	return 1
+}
+
+// coreBudget lets runs go side by side while the cores they keep busy fit
+// in its capacity; a run that does not fit even alone goes alone. A nil
+// budget lets every run go.
+type coreBudget struct {
+	mu       sync.Mutex
+	freed    *sync.Cond
+	capacity float64
+	used     float64
+	going    int
+}
+
+func newCoreBudget(capacity float64) *coreBudget {
+	b := &coreBudget{capacity: capacity}
+	b.freed = sync.NewCond(&b.mu)
+	return b
+}
+
+// take waits until cores fit beside the runs going, or none is going.
+func (b *coreBudget) take(cores float64) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.going > 0 && b.used+cores > b.capacity {
+		b.freed.Wait()
+	}
+	b.used += cores
+	b.going++
+}
+
+// give returns what take took.
+func (b *coreBudget) give(cores float64) {
+	if b == nil {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.used -= cores
+	b.going--
+	b.freed.Broadcast()
+}
+
 // run executes entry i and files its result.
 func (x *execution) run(ctx context.Context, i int) {
 	e := x.plan.Entries[i]
 	live := &scenarios.Progress{}
 	x.mu.Lock()
 	x.progress.Started(reports.Redact(strings.ReplaceAll(e.Backend, DirPlaceholder, ".")), e.Scenario.Name, live)
-	done := append([]reports.Run(nil), x.done[lane(e)]...)
+	done := append([]reports.Run(nil), x.done[kin(e)]...)
 	x.mu.Unlock()
 	n := i + 1
 	if e.Index > 0 {
@@ -251,7 +337,7 @@ func (x *execution) run(ctx context.Context, i int) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.runs[i] = r
-	x.done[lane(e)] = append(x.done[lane(e)], r)
+	x.done[kin(e)] = append(x.done[kin(e)], r)
 	x.progress.Finished(r)
 }
 

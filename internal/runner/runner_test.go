@@ -128,10 +128,11 @@ func TestSkipAndBudget(t *testing.T) {
 
 // TestParallel: runs of different lanes overlap up to Parallel; runs of
 // one lane never do and keep their order; timed runs overlap only each
-// other, up to TimedParallel, after every untimed run has ended; the
+// other, up to TimedCores (one core each), after every untimed run has ended; the
 // summary lists every run in plan order.
 func TestParallel(t *testing.T) {
 	for _, tc := range []struct{ parallel, timedParallel, wantTimedPeak int }{
+		{parallel: 3, timedParallel: 0, wantTimedPeak: 1},
 		{parallel: 3, timedParallel: 1, wantTimedPeak: 1},
 		{parallel: 3, timedParallel: 2, wantTimedPeak: 2},
 		{parallel: 2, timedParallel: 4, wantTimedPeak: 2}, // never above Parallel
@@ -199,7 +200,7 @@ func testParallel(t *testing.T, parallel, timedParallel, wantTimedPeak int) {
 			entries = append(entries, Entry{Backend: b, Scenario: mk(b+string(rune('0'+j)), i, timed), Seed: 1})
 		}
 	}
-	runs := run(t, Plan{Entries: entries, Parallel: parallel, TimedParallel: timedParallel})
+	runs := run(t, Plan{Entries: entries, Parallel: parallel, TimedCores: timedParallel})
 	if got := peak.Load(); got != int64(parallel) {
 		t.Errorf("at most %d runs at once; want %d", got, parallel)
 	}
@@ -233,15 +234,101 @@ func TestSummarySaysHowManyAtOnce(t *testing.T) {
 		parallel, timed int
 		want            reports.Parallel
 	}{
-		{0, 0, reports.Parallel{Runs: 1, Timed: 1}},
-		{2, 2, reports.Parallel{Runs: 2, Timed: 2}},
-		{3, 8, reports.Parallel{Runs: 3, Timed: 3}},
-		{4, 0, reports.Parallel{Runs: 4, Timed: 1}},
+		{0, 0, reports.Parallel{Runs: 1, TimedCores: 1}},
+		{2, 2, reports.Parallel{Runs: 2, TimedCores: 2}},
+		{3, 8, reports.Parallel{Runs: 3, TimedCores: 3}},
+		{4, 0, reports.Parallel{Runs: 4, TimedCores: 1}},
 	} {
-		plan := Plan{Entries: []Entry{{Backend: "memory:", Scenario: pass, Seed: 1}}, Parallel: c.parallel, TimedParallel: c.timed, Out: t.TempDir()}
+		plan := Plan{Entries: []Entry{{Backend: "memory:", Scenario: pass, Seed: 1}}, Parallel: c.parallel, TimedCores: c.timed, Out: t.TempDir()}
 		sum := Execute(context.Background(), plan, quiet{})
 		if sum.Parallel == nil || *sum.Parallel != c.want {
 			t.Errorf("Parallel %d, TimedParallel %d: summary says %v; want %v", c.parallel, c.timed, sum.Parallel, c.want)
+		}
+	}
+}
+
+// TestOwnRunsGoSideBySide: runs of one backend that share no state
+// (Entry.Own) overlap, where runs of one backend otherwise never do; and
+// Matrix marks as such the runs of a fresh folder per run and of backends
+// that start every store from nothing, and no others.
+func TestOwnRunsGoSideBySide(t *testing.T) {
+	var now, peak atomic.Int64
+	sc := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+		n := now.Add(1)
+		defer now.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(30 * time.Millisecond)
+		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+	})
+	for _, own := range []bool{false, true} {
+		peak.Store(0)
+		entries := []Entry{{Backend: "memory:", Scenario: sc, Seed: 1, Own: own}, {Backend: "memory:", Scenario: sc, Seed: 1, Own: own}, {Backend: "memory:", Scenario: sc, Seed: 1, Own: own}}
+		run(t, Plan{Entries: entries, Parallel: 3})
+		if want := map[bool]int64{false: 1, true: 3}[own]; peak.Load() != want {
+			t.Errorf("Own %v: %d runs of one backend at once; want %d", own, peak.Load(), want)
+		}
+	}
+	for url, want := range map[string]bool{
+		"memory:":                 true,
+		"sqlite:{dir}/s.db":       true,
+		"rqlite+process:?nodes=3": true,
+		"sqlite:/tmp/s.db":        false,
+		"lagsim:/tmp/p.db":        false,
+		"rqlite://127.0.0.1:4001": false,
+	} {
+		for _, e := range Matrix([]string{url}, []scenarios.Scenario{sc}, 1, false) {
+			if e.Own != want {
+				t.Errorf("%s: Own %v; want %v", url, e.Own, want)
+			}
+		}
+	}
+}
+
+// TestTimedRunsWithinCores: timed runs go side by side only while the
+// cores they keep busy fit in TimedCores; one that does not fit even alone
+// still runs, alone.
+func TestTimedRunsWithinCores(t *testing.T) {
+	for _, c := range []struct {
+		cores    float64
+		capacity int
+		want     int64
+	}{
+		{cores: 1.5, capacity: 2, want: 1},
+		{cores: 1.5, capacity: 3, want: 2},
+		{cores: 1, capacity: 3, want: 3},
+		{cores: 4, capacity: 2, want: 1},
+	} {
+		var now, peak atomic.Int64
+		sc := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+			n := now.Add(1)
+			defer now.Add(-1)
+			for {
+				p := peak.Load()
+				if n <= p || peak.CompareAndSwap(p, n) {
+					break
+				}
+			}
+			time.Sleep(30 * time.Millisecond)
+			return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+		})
+		sc.Timed = true
+		var entries []Entry
+		for range 4 {
+			entries = append(entries, Entry{Backend: "memory:", Scenario: sc, Seed: 1, Own: true, Cores: c.cores})
+		}
+		runs := run(t, Plan{Entries: entries, Parallel: 4, TimedCores: c.capacity})
+		if peak.Load() != c.want {
+			t.Errorf("runs of %.1f cores within %d: %d at once; want %d", c.cores, c.capacity, peak.Load(), c.want)
+		}
+		for i, r := range runs {
+			if r.Verdict != reports.Pass {
+				t.Errorf("run %d: %s %s", i, r.Verdict, r.Reason)
+			}
 		}
 	}
 }

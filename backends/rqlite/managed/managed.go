@@ -117,6 +117,20 @@ func Parse(kind, rest string) (Options, error) {
 	return o, nil
 }
 
+// Cores is how many cores a run on a managed cluster keeps busy: half a
+// core per node, at least one. Fault runs on three rqlited processes kept
+// 1.48 and 1.57 busy (leader-kill, follower-stall; leader-stall, which
+// mostly waits, 0.78), and two of them side by side on two cores lost a
+// detection one alone made (docs/PERFORMANCE.md). A URL that does not
+// parse counts as the default three nodes.
+func Cores(kind, rest string) float64 {
+	o, err := Parse(kind, rest)
+	if err != nil {
+		o.Nodes = 3
+	}
+	return max(1, float64(o.Nodes)/2)
+}
+
 // cutQuery accepts "" and "?query".
 func cutQuery(rest string) (string, bool) {
 	if rest == "" {
