@@ -152,14 +152,6 @@ func testParallel(t *testing.T, parallel, timedParallel, wantTimedPeak int) {
 		laneOrder            [4][]string
 		mu                   = make(chan struct{}, 1)
 	)
-	raise := func(p *atomic.Int64, n int64) {
-		for {
-			old := p.Load()
-			if n <= old || p.CompareAndSwap(old, n) {
-				return
-			}
-		}
-	}
 	mk := func(name string, laneIx int, timed bool) scenarios.Scenario {
 		sc := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
 			raise(&peak, now.Add(1))
@@ -242,7 +234,7 @@ func TestSummarySaysHowManyAtOnce(t *testing.T) {
 		plan := Plan{Entries: []Entry{{Backend: "memory:", Scenario: pass, Seed: 1}}, Parallel: c.parallel, TimedCores: c.timed, Out: t.TempDir()}
 		sum := Execute(context.Background(), plan, quiet{})
 		if sum.Parallel == nil || *sum.Parallel != c.want {
-			t.Errorf("Parallel %d, TimedParallel %d: summary says %v; want %v", c.parallel, c.timed, sum.Parallel, c.want)
+			t.Errorf("Parallel %d, TimedCores %d: summary says %v; want %v", c.parallel, c.timed, sum.Parallel, c.want)
 		}
 	}
 }
@@ -252,25 +244,14 @@ func TestSummarySaysHowManyAtOnce(t *testing.T) {
 // Matrix marks as such the runs of a fresh folder per run and of backends
 // that start every store from nothing, and no others.
 func TestOwnRunsGoSideBySide(t *testing.T) {
-	var now, peak atomic.Int64
-	sc := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
-		n := now.Add(1)
-		defer now.Add(-1)
-		for {
-			p := peak.Load()
-			if n <= p || peak.CompareAndSwap(p, n) {
-				break
-			}
-		}
-		time.Sleep(30 * time.Millisecond)
-		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
-	})
+	var o overlap
+	sc := napping(&o)
 	for _, own := range []bool{false, true} {
-		peak.Store(0)
+		o.peak.Store(0)
 		entries := []Entry{{Backend: "memory:", Scenario: sc, Seed: 1, Own: own}, {Backend: "memory:", Scenario: sc, Seed: 1, Own: own}, {Backend: "memory:", Scenario: sc, Seed: 1, Own: own}}
 		run(t, Plan{Entries: entries, Parallel: 3})
-		if want := map[bool]int64{false: 1, true: 3}[own]; peak.Load() != want {
-			t.Errorf("Own %v: %d runs of one backend at once; want %d", own, peak.Load(), want)
+		if want := map[bool]int64{false: 1, true: 3}[own]; o.peak.Load() != want {
+			t.Errorf("Own %v: %d runs of one backend at once; want %d", own, o.peak.Load(), want)
 		}
 	}
 	for url, want := range map[string]bool{
@@ -303,27 +284,16 @@ func TestTimedRunsWithinCores(t *testing.T) {
 		{cores: 1, capacity: 3, want: 3},
 		{cores: 4, capacity: 2, want: 1},
 	} {
-		var now, peak atomic.Int64
-		sc := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
-			n := now.Add(1)
-			defer now.Add(-1)
-			for {
-				p := peak.Load()
-				if n <= p || peak.CompareAndSwap(p, n) {
-					break
-				}
-			}
-			time.Sleep(30 * time.Millisecond)
-			return scenarios.Result{Verdict: reports.Pass, Ops: 1}
-		})
+		var o overlap
+		sc := napping(&o)
 		sc.Timed = true
 		var entries []Entry
 		for range 4 {
 			entries = append(entries, Entry{Backend: "memory:", Scenario: sc, Seed: 1, Own: true, Cores: c.cores})
 		}
 		runs := run(t, Plan{Entries: entries, Parallel: 4, TimedCores: c.capacity})
-		if peak.Load() != c.want {
-			t.Errorf("runs of %.1f cores within %d: %d at once; want %d", c.cores, c.capacity, peak.Load(), c.want)
+		if o.peak.Load() != c.want {
+			t.Errorf("runs of %.1f cores within %d: %d at once; want %d", c.cores, c.capacity, o.peak.Load(), c.want)
 		}
 		for i, r := range runs {
 			if r.Verdict != reports.Pass {
@@ -331,4 +301,32 @@ func TestTimedRunsWithinCores(t *testing.T) {
 			}
 		}
 	}
+}
+
+// overlap counts the runs going at once, and the most ever at once.
+type overlap struct{ now, peak atomic.Int64 }
+
+// enter counts a run in; the func it returns counts it out.
+func (o *overlap) enter() func() {
+	raise(&o.peak, o.now.Add(1))
+	return func() { o.now.Add(-1) }
+}
+
+// raise sets p to n when n is above it.
+func raise(p *atomic.Int64, n int64) {
+	for {
+		old := p.Load()
+		if n <= old || p.CompareAndSwap(old, n) {
+			return
+		}
+	}
+}
+
+// napping is a scenario that passes after 30 ms, counted by o.
+func napping(o *overlap) scenarios.Scenario {
+	return scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+		defer o.enter()()
+		time.Sleep(30 * time.Millisecond)
+		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+	})
 }
