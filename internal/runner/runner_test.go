@@ -242,7 +242,8 @@ func TestSummarySaysHowManyAtOnce(t *testing.T) {
 // TestOwnRunsGoSideBySide: runs of one backend that share no state
 // (Entry.Own) overlap, where runs of one backend otherwise never do; and
 // Matrix marks as such the runs of a fresh folder per run and of backends
-// that start every store from nothing, and no others.
+// that start every store from nothing, and no others, and gives each entry
+// the cores its backend's runs keep busy.
 func TestOwnRunsGoSideBySide(t *testing.T) {
 	var o overlap
 	sc := napping(&o)
@@ -265,6 +266,9 @@ func TestOwnRunsGoSideBySide(t *testing.T) {
 		for _, e := range Matrix([]string{url}, []scenarios.Scenario{sc}, 1, false) {
 			if e.Own != want {
 				t.Errorf("%s: Own %v; want %v", url, e.Own, want)
+			}
+			if wantCores := map[bool]float64{true: 1.5, false: 1}[strings.HasPrefix(url, "rqlite+process:")]; e.Cores != wantCores {
+				t.Errorf("%s: Cores %.1f; want %.1f", url, e.Cores, wantCores)
 			}
 		}
 	}
