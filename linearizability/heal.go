@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/storecheck/storecheck/model"
@@ -21,7 +22,8 @@ const RecoveryBound = 30 * time.Second
 // Recorder.HealClient, once the traffic has stopped and faults are healed:
 // every execution h mentions is loaded and its trace read; the outbox, the
 // spawn queue and every timer (due_timers at math.MaxFloat64) are read; and
-// every processed event id a commit of h carries is looked up. A failed
+// every processed event id a commit of h carries is looked up, by several
+// heal clients at once (more clients like c). A failed
 // read is retried until RecoveryBound has passed since the heal began; the
 // error (wrapping ErrNotRecovered) says which read kept failing. The reads
 // that failed stay in the history, as failed reads.
@@ -54,7 +56,7 @@ func HealWithin(ctx context.Context, c *Client, h History, bound time.Duration) 
 			}
 		}
 	}
-	reads := make([]func() error, 0, 2*len(execs)+3+len(probes))
+	reads := make([]func() error, 0, 2*len(execs)+3)
 	for _, e := range execs {
 		reads = append(reads,
 			func() error { _, err := c.Load(ctx, e); return err },
@@ -64,15 +66,59 @@ func HealWithin(ctx context.Context, c *Client, h History, bound time.Duration) 
 		func() error { _, err := c.PendingOutbox(ctx); return err },
 		func() error { _, err := c.PendingSpawns(ctx); return err },
 		func() error { _, err := c.DueTimers(ctx, math.MaxFloat64); return err })
-	for _, k := range probes {
-		reads = append(reads, func() error { _, err := c.IsProcessed(ctx, k.exec, k.event); return err })
-	}
 	for i, read := range reads {
 		if err := retry(ctx, read); err != nil {
-			return fmt.Errorf("%w within %v: heal read %d of %d: %w", ErrNotRecovered, bound, i+1, len(reads), err)
+			return fmt.Errorf("%w within %v: heal read %d of %d: %w", ErrNotRecovered, bound, i+1, len(reads)+len(probes), err)
 		}
 	}
-	return nil
+	return probeProcessed(ctx, c, probes, bound, len(reads))
+}
+
+// healProbers is how many clients look up the processed event ids at once.
+// A run's commits carry thousands of event ids, and a server answers each
+// lookup in a round trip: one client took 6 s of a 39 s rqlite fault run
+// for them (docs/PERFORMANCE.md).
+const healProbers = 8
+
+// probeProcessed looks up every probe's event with is_processed, shared
+// among healProbers heal clients like c (c the first), each looking up its
+// share one after another, as any client's calls go. The store is quiescent
+// by now, so the order of the lookups does not matter; each is retried as
+// the other heal reads are. before is how many heal reads came before, for
+// the error's count.
+func probeProcessed(ctx context.Context, c *Client, probes []procKey, bound time.Duration, before int) error {
+	n := min(healProbers, len(probes))
+	if n == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		once  sync.Once
+		first error // the first lookup to give up: the bound passed, or the run was stopped
+	)
+	var wg sync.WaitGroup
+	for w := range n {
+		client := c
+		if w > 0 {
+			client = c.sibling()
+		}
+		wg.Go(func() {
+			for i := w; i < len(probes) && ctx.Err() == nil; i += n {
+				k := probes[i]
+				read := func() error { _, err := client.IsProcessed(ctx, k.exec, k.event); return err }
+				if err := retry(ctx, read); err != nil {
+					once.Do(func() {
+						first = fmt.Errorf("%w within %v: heal read %d of %d: %w", ErrNotRecovered, bound, before+i+1, before+len(probes), err)
+						cancel()
+					})
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
 }
 
 // ErrNotRecovered marks a store that did not answer the heal reads within

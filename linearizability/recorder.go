@@ -36,6 +36,11 @@ func (r *Recorder) Client() *Client { return r.NewClient(ClientOptions{}) }
 // final tables.
 func (r *Recorder) HealClient() *Client { return r.NewClient(ClientOptions{Heal: true}) }
 
+// sibling returns a new client made as c was, with a fresh id.
+func (c *Client) sibling() *Client {
+	return c.r.NewClient(ClientOptions{Store: c.store, Replica: c.replica, ReadYourWrites: c.ryw, Heal: c.heal})
+}
+
 // ClientOptions say how a client's operations are made and marked.
 type ClientOptions struct {
 	// Store, when set, is the store the client calls instead of the

@@ -1,0 +1,112 @@
+package linearizability
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/storecheck/storecheck/model"
+)
+
+// probedStore answers is_processed after a pause, as a server's round trip
+// does, counting the lookups going at once; it fails every lookup of
+// failEvent.
+type probedStore struct {
+	*model.Reference
+	failEvent string
+	now, peak atomic.Int64
+}
+
+func (s *probedStore) IsProcessed(ctx context.Context, id, eventID string) (bool, error) {
+	n := s.now.Add(1)
+	defer s.now.Add(-1)
+	for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
+	}
+	time.Sleep(2 * time.Millisecond)
+	if eventID == s.failEvent {
+		return false, errors.New("no answer (the test's)")
+	}
+	return s.Reference.IsProcessed(ctx, id, eventID)
+}
+
+// committed records commits of one execution, each marking its own event
+// processed, and returns the recorder.
+func committed(t *testing.T, st model.Store, commits int) *Recorder {
+	t.Helper()
+	ctx := context.Background()
+	rec := NewRecorder(st)
+	c := rec.Client()
+	for i := range commits {
+		exe, err := c.Load(ctx, "e1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exe == nil {
+			exe = &model.Execution{ID: "e1", DefinitionID: "d", Status: "running"}
+		}
+		ev := fmt.Sprintf("ev-%d", i)
+		if err := c.Commit(ctx, exe, model.Batch{ProcessedEventID: &ev}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return rec
+}
+
+// TestHealProbesSideBySide: the processed event ids are looked up by
+// several heal clients at once, each id once, and the history with them
+// checks as before.
+func TestHealProbesSideBySide(t *testing.T) {
+	ctx := context.Background()
+	st := &probedStore{Reference: model.NewReference(model.DefaultConfig())}
+	rec := committed(t, st, 60)
+	if err := Heal(ctx, rec.HealClient(), rec.History()); err != nil {
+		t.Fatal(err)
+	}
+	if p := st.peak.Load(); p < 2 || p > healProbers {
+		t.Errorf("%d lookups at once; want 2..%d", p, healProbers)
+	}
+	h := rec.History()
+	looked := map[string]int{}
+	clients := map[int]bool{}
+	for _, op := range h.Ops {
+		if op.Heal && op.Kind == KindIsProcessed && op.Output.Outcome == OutcomeOK {
+			looked[op.Input.EventID]++
+			clients[op.Client] = true
+		}
+	}
+	for i := range 60 {
+		if n := looked[fmt.Sprintf("ev-%d", i)]; n != 1 {
+			t.Errorf("ev-%d looked up %d times by the heal; want once", i, n)
+		}
+	}
+	if len(clients) != healProbers {
+		t.Errorf("%d heal clients looked the events up; want %d", len(clients), healProbers)
+	}
+	rep, err := Check(ctx, h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != Ok {
+		t.Fatalf("verdict %s: %v", rep.Verdict, rep.Err)
+	}
+}
+
+// TestHealProbeThatFails: a lookup the store never answers makes the heal
+// fail as not recovered once the bound has passed, naming that read.
+func TestHealProbeThatFails(t *testing.T) {
+	st := &probedStore{Reference: model.NewReference(model.DefaultConfig()), failEvent: "ev-7"}
+	rec := committed(t, st, 40)
+	err := HealWithin(context.Background(), rec.HealClient(), rec.History(), 200*time.Millisecond)
+	if !errors.Is(err, ErrNotRecovered) {
+		t.Fatalf("heal: %v; want ErrNotRecovered", err)
+	}
+	// Five reads come before the lookups (load, trace, outbox, spawns,
+	// timers); ev-7's is the eighth lookup.
+	if want := "heal read 13 of 45"; !strings.Contains(err.Error(), want) {
+		t.Errorf("heal: %v; want it to name %q", err, want)
+	}
+}
