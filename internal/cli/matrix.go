@@ -44,7 +44,7 @@ func (m *matrix) register(fs *flag.FlagSet, scenarioFlag string) {
 // about one core busy (0.3–1.2 cores measured per scenario,
 // docs/PERFORMANCE.md), so one per core gives each about what it has
 // alone. The timed runs go after the others, side by side only while the
-// cores they keep busy fit the machine's (Plan.TimedCores, Entry.Cores):
+// cores they keep busy fit the machine's (Plan.TimedCores; runner.footprint reads each backend's):
 // then the faults they inject and the operations caught in them are what
 // they are alone; their throughput is that of a shared machine, which the
 // summary records (Summary.Parallel). A run on a 3-node rqlite cluster

@@ -37,15 +37,6 @@ type Entry struct {
 	// Index is the entry's position (from 1) in the whole plan when the
 	// plan is a shard of it (Plan.Shard); 0 means its place in Entries.
 	Index int
-	// Own says the run shares no state with the other runs of its backend:
-	// its URL holds DirPlaceholder (a fresh folder per run), or the backend
-	// starts every store from nothing (backends.Target.Fresh: a cluster of
-	// its own). Such a run is a lane of its own (Execute).
-	Own bool
-	// Cores is how many cores a run on the backend keeps busy
-	// (backends.Target.Cores); 0 means one. Timed runs go side by side
-	// only while theirs fit in Plan.TimedCores.
-	Cores float64
 }
 
 // Plan is what to run.
@@ -81,7 +72,8 @@ type Plan struct {
 	// them one after another.
 	Parallel int
 	// TimedCores is how many cores the timed runs going at once may keep
-	// busy, by their entries' Cores, when Parallel is above 1: a timed run
+	// busy (each run's from its backend, see footprint), when Parallel is
+	// above 1: a timed run
 	// starts when it fits beside those going, or when none is going. 0 or
 	// 1 runs them one after another (none fits beside another). The
 	// commands make it the machine's cores (see Execute).
@@ -109,12 +101,7 @@ func Matrix(backendURLs []string, scs []scenarios.Scenario, seed uint64, onlyApp
 					continue
 				}
 			}
-			e := Entry{Backend: b, Scenario: sc, Seed: seed, Own: strings.Contains(b, DirPlaceholder)}
-			if err == nil {
-				e.Own = e.Own || t.Target.Fresh
-				e.Cores = t.Target.Cores
-			}
-			out = append(out, e)
+			out = append(out, Entry{Backend: b, Scenario: sc, Seed: seed})
 		}
 	}
 	return out
@@ -148,11 +135,11 @@ type Progress interface {
 // of one lane — one backend URL, or one catalogue subject — go one after
 // another in plan order: they may share a database file, and Skip reads
 // the lane's earlier runs; a run that shares nothing with the others of its
-// backend (Entry.Own: a fresh folder, a cluster of its own) is a lane of
-// its own. And runs whose scenario is Timed (their verdicts or figures
+// backend (a fresh folder, a cluster of its own: see footprint) is a lane
+// of its own. And runs whose scenario is Timed (their verdicts or figures
 // hang on timing: faults, replica lag, crashes, stalls) go after all the
-// others, side by side only while the cores they keep busy (Entry.Cores)
-// fit in plan.TimedCores: the commands set it to the machine's cores, so
+// others, side by side only while the cores they keep busy fit in
+// plan.TimedCores: the commands set it to the machine's cores, so
 // that each timed run has the cores it keeps busy alone
 // (docs/PERFORMANCE.md: two timed runs of rqlite clusters on two cores lost
 // a detection the run alone made), and never shares the machine with an
@@ -190,11 +177,26 @@ type execution struct {
 	done map[string][]reports.Run // by subject or backend (what Skip reads), in plan order
 }
 
+// footprint is what scheduling needs to know of an entry's backend, read
+// from its URL: whether its runs share no state (own: the URL holds
+// DirPlaceholder, a fresh folder per run, or the backend starts every store
+// from nothing, backends.Target.Fresh), and how many cores one of its runs
+// keeps busy (backends.Target.Cores). A URL that does not resolve counts as
+// shared and one core: its run ends NOT RUN at once.
+func footprint(e Entry) (own bool, cores float64) {
+	own = strings.Contains(e.Backend, DirPlaceholder)
+	t, err := scenarios.TargetFor(Inspectable(e.Backend))
+	if err != nil {
+		return own, 1
+	}
+	return own || t.Target.Fresh, t.Target.Cores
+}
+
 // lane is the key of the runs that must go one after another: one
-// subject's, one backend URL's, or, for a run of its own (Entry.Own), the
-// run alone.
-func lane(i int, e Entry) string {
-	if e.Own && e.Subject == "" {
+// subject's, one backend URL's, or, for a run of its own (own, from
+// footprint), the run alone.
+func lane(i int, e Entry, own bool) string {
+	if own && e.Subject == "" {
 		return fmt.Sprintf("run %d", i)
 	}
 	return kin(e)
@@ -212,9 +214,14 @@ func kin(e Entry) string {
 // parallel runs the untimed runs' lanes on plan.Parallel workers, then
 // the timed runs' lanes on as many, within plan.TimedCores.
 func (x *execution) parallel(ctx context.Context) {
-	untimed, timed := x.lanes(false), x.lanes(true)
-	x.runLanes(ctx, untimed, x.plan.Parallel, nil)
-	x.runLanes(ctx, timed, x.plan.Parallel, newCoreBudget(float64(x.plan.timedCores())))
+	own := make([]bool, len(x.plan.Entries))
+	cores := make([]float64, len(x.plan.Entries))
+	for i, e := range x.plan.Entries {
+		own[i], cores[i] = footprint(e)
+	}
+	untimed, timed := x.lanes(false, own), x.lanes(true, own)
+	x.runLanes(ctx, untimed, x.plan.Parallel, nil, cores)
+	x.runLanes(ctx, timed, x.plan.Parallel, newCoreBudget(float64(x.plan.timedCores())), cores)
 }
 
 // timedCores is the cores timed runs may keep busy at once: TimedCores,
@@ -223,14 +230,14 @@ func (p Plan) timedCores() int { return max(1, min(p.Parallel, p.TimedCores)) }
 
 // lanes groups the plan's timed (or untimed) entries by lane, lanes in
 // the order of their first entry, each lane's entries in plan order.
-func (x *execution) lanes(timed bool) [][]int {
+func (x *execution) lanes(timed bool, own []bool) [][]int {
 	var out [][]int
 	at := map[string]int{}
 	for i, e := range x.plan.Entries {
 		if e.Scenario.Timed != timed {
 			continue
 		}
-		k := lane(i, e)
+		k := lane(i, e, own[i])
 		j, ok := at[k]
 		if !ok {
 			j = len(out)
@@ -243,20 +250,20 @@ func (x *execution) lanes(timed bool) [][]int {
 }
 
 // runLanes runs the lanes on n workers, each lane's runs one after
-// another, each lane within budget when there is one, and returns when all
-// have ended.
-func (x *execution) runLanes(ctx context.Context, lanes [][]int, n int, budget *coreBudget) {
+// another, each lane within budget when there is one (by the cores of its
+// entries), and returns when all have ended.
+func (x *execution) runLanes(ctx context.Context, lanes [][]int, n int, budget *coreBudget, cores []float64) {
 	work := make(chan []int)
 	var wg sync.WaitGroup
 	for range min(n, len(lanes)) {
 		wg.Go(func() {
 			for l := range work {
-				cores := x.plan.Entries[l[0]].cores() // a lane is one backend's
-				budget.take(cores)
+				need := cores[l[0]] // a lane is one backend's
+				budget.take(need)
 				for _, i := range l {
 					x.run(ctx, i)
 				}
-				budget.give(cores)
+				budget.give(need)
 			}
 		})
 	}
@@ -265,14 +272,6 @@ func (x *execution) runLanes(ctx context.Context, lanes [][]int, n int, budget *
 	}
 	close(work)
 	wg.Wait()
-}
-
-// cores is what the entry's run keeps busy: Cores, or one.
-func (e Entry) cores() float64 {
-	if e.Cores > 0 {
-		return e.Cores
-	}
-	return 1
 }
 
 // coreBudget lets runs go side by side while the cores they keep busy fit

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -186,7 +187,13 @@ func testParallel(t *testing.T, parallel, timedParallel, wantTimedPeak int) {
 	// ones go after every untimed run, so a lane runs in the order
 	// 0, 3, 1, 2.
 	var entries []Entry
-	backendsOf := []string{"memory:", "sqlite:{dir}/a.db", "sqlite:{dir}/b.db", "sqlite:{dir}/c.db"}
+	// Files named in the URLs (never opened here): each backend's runs
+	// share its file, so they are one lane.
+	dir := t.TempDir()
+	var backendsOf []string
+	for _, f := range []string{"a", "b", "c", "d"} {
+		backendsOf = append(backendsOf, "sqlite:"+filepath.Join(dir, f+".db"))
+	}
 	for i, b := range backendsOf {
 		for j, timed := range []bool{false, true, true, false} {
 			entries = append(entries, Entry{Backend: b, Scenario: mk(b+string(rune('0'+j)), i, timed), Seed: 1})
@@ -240,36 +247,34 @@ func TestSummarySaysHowManyAtOnce(t *testing.T) {
 }
 
 // TestOwnRunsGoSideBySide: runs of one backend that share no state
-// (Entry.Own) overlap, where runs of one backend otherwise never do; and
-// Matrix marks as such the runs of a fresh folder per run and of backends
-// that start every store from nothing, and no others, and gives each entry
-// the cores its backend's runs keep busy.
+// overlap, where runs of one backend otherwise never do; footprint reads
+// which backends those are — a fresh folder per run, backends that start
+// every store from nothing — and the cores a run of each keeps busy.
 func TestOwnRunsGoSideBySide(t *testing.T) {
 	var o overlap
 	sc := napping(&o)
-	for _, own := range []bool{false, true} {
+	for url, want := range map[string]int64{"memory:": 3, "sqlite:" + filepath.Join(t.TempDir(), "s.db"): 1} {
 		o.peak.Store(0)
-		entries := []Entry{{Backend: "memory:", Scenario: sc, Seed: 1, Own: own}, {Backend: "memory:", Scenario: sc, Seed: 1, Own: own}, {Backend: "memory:", Scenario: sc, Seed: 1, Own: own}}
+		entries := []Entry{{Backend: url, Scenario: sc, Seed: 1}, {Backend: url, Scenario: sc, Seed: 1}, {Backend: url, Scenario: sc, Seed: 1}}
 		run(t, Plan{Entries: entries, Parallel: 3})
-		if want := map[bool]int64{false: 1, true: 3}[own]; o.peak.Load() != want {
-			t.Errorf("Own %v: %d runs of one backend at once; want %d", own, o.peak.Load(), want)
+		if o.peak.Load() != want {
+			t.Errorf("%s: %d runs at once; want %d", url, o.peak.Load(), want)
 		}
 	}
-	for url, want := range map[string]bool{
-		"memory:":                 true,
-		"sqlite:{dir}/s.db":       true,
-		"rqlite+process:?nodes=3": true,
-		"sqlite:/tmp/s.db":        false,
-		"lagsim:/tmp/p.db":        false,
-		"rqlite://127.0.0.1:4001": false,
+	for url, want := range map[string]struct {
+		own   bool
+		cores float64
+	}{
+		"memory:":                 {true, 1},
+		"sqlite:{dir}/s.db":       {true, 1},
+		"rqlite+process:?nodes=3": {true, 1.5},
+		"sqlite:/tmp/s.db":        {false, 1},
+		"lagsim:/tmp/p.db":        {false, 1},
+		"rqlite://127.0.0.1:4001": {false, 1},
+		"nosuch:x":                {false, 1},
 	} {
-		for _, e := range Matrix([]string{url}, []scenarios.Scenario{sc}, 1, false) {
-			if e.Own != want {
-				t.Errorf("%s: Own %v; want %v", url, e.Own, want)
-			}
-			if wantCores := map[bool]float64{true: 1.5, false: 1}[strings.HasPrefix(url, "rqlite+process:")]; e.Cores != wantCores {
-				t.Errorf("%s: Cores %.1f; want %.1f", url, e.Cores, wantCores)
-			}
+		if own, cores := footprint(Entry{Backend: url}); own != want.own || cores != want.cores {
+			t.Errorf("%s: own %v, cores %.1f; want %v, %.1f", url, own, cores, want.own, want.cores)
 		}
 	}
 }
@@ -279,25 +284,25 @@ func TestOwnRunsGoSideBySide(t *testing.T) {
 // still runs, alone.
 func TestTimedRunsWithinCores(t *testing.T) {
 	for _, c := range []struct {
-		cores    float64
+		backend  string // runs on it share nothing; the cores they keep busy in the comment
 		capacity int
 		want     int64
 	}{
-		{cores: 1.5, capacity: 2, want: 1},
-		{cores: 1.5, capacity: 3, want: 2},
-		{cores: 1, capacity: 3, want: 3},
-		{cores: 4, capacity: 2, want: 1},
+		{backend: "rqlite+process:?nodes=3", capacity: 2, want: 1}, // 1.5
+		{backend: "rqlite+process:?nodes=3", capacity: 3, want: 2},
+		{backend: "memory:", capacity: 3, want: 3},                 // 1
+		{backend: "rqlite+process:?nodes=8", capacity: 2, want: 1}, // 4: alone
 	} {
 		var o overlap
 		sc := napping(&o)
 		sc.Timed = true
 		var entries []Entry
 		for range 4 {
-			entries = append(entries, Entry{Backend: "memory:", Scenario: sc, Seed: 1, Own: true, Cores: c.cores})
+			entries = append(entries, Entry{Backend: c.backend, Scenario: sc, Seed: 1})
 		}
 		runs := run(t, Plan{Entries: entries, Parallel: 4, TimedCores: c.capacity})
 		if o.peak.Load() != c.want {
-			t.Errorf("runs of %.1f cores within %d: %d at once; want %d", c.cores, c.capacity, o.peak.Load(), c.want)
+			t.Errorf("runs on %s within %d cores: %d at once; want %d", c.backend, c.capacity, o.peak.Load(), c.want)
 		}
 		for i, r := range runs {
 			if r.Verdict != reports.Pass {
