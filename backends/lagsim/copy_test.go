@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/backends/sqlite"
+	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -20,18 +21,7 @@ import (
 // the execution's version: a mix of two snapshots would not.
 func TestRefreshIsOneSnapshot(t *testing.T) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	primaryPath := filepath.Join(dir, "primary.db")
-	primary, err := sqlite.Open(ctx, primaryPath, model.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { primary.Close() })
-	replica, err := sqlite.Open(ctx, filepath.Join(dir, "replica.db"), model.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { replica.Close() })
+	primary, replica, primaryPath := primaryAndReplica(t)
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -96,18 +86,7 @@ func commitLoop(ctx context.Context, t *testing.T, s model.Store, w int, stop <-
 // flag in page 1, and memdb cannot open a database in WAL format.)
 func BenchmarkRefresh(b *testing.B) {
 	ctx := context.Background()
-	dir := b.TempDir()
-	primaryPath := filepath.Join(dir, "primary.db")
-	primary, err := sqlite.Open(ctx, primaryPath, model.DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer primary.Close()
-	replica, err := sqlite.Open(ctx, filepath.Join(dir, "replica.db"), model.DefaultConfig())
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer replica.Close()
+	primary, replica, primaryPath := primaryAndReplica(b)
 	n := 0
 	commit := func() {
 		n++
@@ -135,4 +114,24 @@ func BenchmarkRefresh(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// primaryAndReplica opens a primary and a replica file in a folder of the
+// test's, closed when it ends, and returns the primary's path too.
+func primaryAndReplica(tb testing.TB) (primary, replica *sqlstore.Store, primaryPath string) {
+	tb.Helper()
+	ctx := context.Background()
+	dir := tb.TempDir()
+	primaryPath = filepath.Join(dir, "primary.db")
+	primary, err := sqlite.Open(ctx, primaryPath, model.DefaultConfig())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { primary.Close() })
+	replica, err = sqlite.Open(ctx, filepath.Join(dir, "replica.db"), model.DefaultConfig())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { replica.Close() })
+	return primary, replica, primaryPath
 }
