@@ -2,7 +2,6 @@ package linearizability
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
@@ -20,7 +19,7 @@ type Recorder struct {
 	mu     sync.Mutex
 	last   int64 // last timestamp handed out
 	nextID int   // next porcupine client id
-	ops    []Operation
+	ops    opLog
 }
 
 // NewRecorder returns a recorder over store, with its base time now.
@@ -81,14 +80,14 @@ func (r *Recorder) Now() int64 {
 func (r *Recorder) History() History {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return History{Meta: DefaultMeta(), Ops: slices.Clone(r.ops)}
+	return History{Meta: DefaultMeta(), Ops: r.ops.all()}
 }
 
 // Len returns how many operations have been recorded.
 func (r *Recorder) Len() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.ops)
+	return r.ops.n
 }
 
 // nowLocked returns nanoseconds since the base time, strictly greater than
@@ -152,6 +151,36 @@ func (c *Client) finish(op Operation) {
 		c.id = c.r.nextID
 		c.r.nextID++
 	}
-	c.r.ops = append(c.r.ops, op)
+	c.r.ops.append(op)
 	c.busy = false
+}
+
+// opLog holds the recorded operations in chunks of a fixed capacity, so that
+// recording one never moves those before it: a single growing slice would
+// copy them all, under the recorder's lock and with every client waiting,
+// each time it doubled.
+type opLog struct {
+	chunks [][]Operation
+	n      int
+}
+
+// opChunk is how many operations one chunk holds.
+const opChunk = 256
+
+func (l *opLog) append(op Operation) {
+	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == opChunk {
+		l.chunks = append(l.chunks, make([]Operation, 0, opChunk))
+	}
+	last := &l.chunks[len(l.chunks)-1]
+	*last = append(*last, op)
+	l.n++
+}
+
+// all returns a copy of the operations, in the order they were appended.
+func (l *opLog) all() []Operation {
+	out := make([]Operation, 0, l.n)
+	for _, c := range l.chunks {
+		out = append(out, c...)
+	}
+	return out
 }

@@ -251,3 +251,23 @@ func TestRecorderConcurrentClients(t *testing.T) {
 		}
 	}
 }
+
+// TestOpLogKeepsOrderAcrossChunks appends around the chunk boundaries and
+// reads every operation back once, in order.
+func TestOpLogKeepsOrderAcrossChunks(t *testing.T) {
+	for _, n := range []int{0, 1, opChunk - 1, opChunk, opChunk + 1, 3*opChunk + 7} {
+		var l opLog
+		for i := range n {
+			l.append(Operation{Call: int64(i)})
+		}
+		all := l.all()
+		if l.n != n || len(all) != n {
+			t.Fatalf("%d appended: n %d, all %d", n, l.n, len(all))
+		}
+		for i, op := range all {
+			if op.Call != int64(i) {
+				t.Fatalf("%d appended: operation %d is the one appended %d-th", n, i, op.Call)
+			}
+		}
+	}
+}

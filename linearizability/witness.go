@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/storecheck/storecheck/model"
 )
@@ -43,13 +44,20 @@ func ObjectID(raw []byte) (string, error) {
 // JSON already, and the witness fields straight from Extra, with no decode
 // and re-encode.
 func DataID(exe *model.Execution) (id, prev string, err error) {
-	raw, err := exe.MarshalJSON()
+	buf := encodeBuffers.Get().(*[]byte)
+	defer encodeBuffers.Put(buf)
+	raw, err := exe.AppendJSON((*buf)[:0])
 	if err != nil {
 		return "", "", fmt.Errorf("encode execution %q: %w", exe.ID, err)
 	}
+	*buf = raw
 	token, prev := extraString(exe, TokenField), extraString(exe, PrevField)
-	return token + "#" + hex8(uint32(strHash(raw))), prev, nil
+	return tokenHash(token, uint32(strHash(raw))), prev, nil
 }
+
+// encodeBuffers hold the bytes DataID hashes: each call's encoding is
+// dropped once hashed, so its buffer serves the next call.
+var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // extraString reads a top-level string field an execution carries in Extra.
 // A string without escapes, as witness tokens are, is read in place.
@@ -68,15 +76,18 @@ func extraString(exe *model.Execution, key string) string {
 	return s
 }
 
-// hex8 formats v as eight lower-case hex digits, like %08x.
-func hex8(v uint32) string {
+// tokenHash formats "<token>#<h>", h as eight lower-case hex digits (like
+// "%s#%08x"), in one allocation.
+func tokenHash(token string, h uint32) string {
 	const digits = "0123456789abcdef"
-	var b [8]byte
-	for i := 7; i >= 0; i-- {
-		b[i] = digits[v&0xf]
-		v >>= 4
+	var sb strings.Builder
+	sb.Grow(len(token) + 9)
+	sb.WriteString(token)
+	sb.WriteByte('#')
+	for shift := 28; shift >= 0; shift -= 4 {
+		sb.WriteByte(digits[(h>>shift)&0xf])
 	}
-	return string(b[:])
+	return sb.String()
 }
 
 // Token returns the witness token of an id made by ObjectID or DataID; ""

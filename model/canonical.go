@@ -56,6 +56,16 @@ func CanonicalObject(raw json.RawMessage, what string) (string, error) {
 	return s, nil
 }
 
+// canonicalObjectInPlace reports whether raw is already a canonical JSON
+// object with nothing around it, and returns it as it is: what
+// CanonicalObject would return, without copying it into a string.
+func canonicalObjectInPlace(raw json.RawMessage) ([]byte, bool) {
+	if len(raw) == 0 || raw[0] != '{' || !alreadyCanonical(raw) {
+		return nil, false
+	}
+	return raw, true
+}
+
 // marshalNoEscape is json.Marshal without HTML escaping, so that '<', '>' and
 // '&' survive a round trip through any other language's encoder unchanged.
 func marshalNoEscape(v any) ([]byte, error) {

@@ -39,11 +39,21 @@ var knownFields = map[string]bool{
 // same execution always gives the same bytes. The rqlite protocol depends on
 // that: its side-writes are guarded on the row holding exactly our bytes.
 func (e Execution) MarshalJSON() ([]byte, error) {
+	return e.AppendJSON(make([]byte, 0, 160+len(e.Context)+16*len(e.Extra)))
+}
+
+// AppendJSON appends the bytes MarshalJSON returns to dst, so that a caller
+// that only hashes them (the history recorder, on every load and commit) can
+// reuse one buffer.
+func (e *Execution) AppendJSON(dst []byte) ([]byte, error) {
+	if ctx, ok := canonicalObjectInPlace(e.Context); ok {
+		return appendExecution(dst, e, ctx)
+	}
 	ctx, err := CanonicalObject(e.Context, "execution context")
 	if err != nil {
 		return nil, err
 	}
-	return appendExecution(make([]byte, 0, 160+len(ctx)+16*len(e.Extra)), &e, ctx)
+	return appendExecution(dst, e, []byte(ctx))
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote, or what another implementation

@@ -21,7 +21,7 @@ var knownKeys = slices.Sorted(maps.Keys(knownFields))
 
 // appendExecution appends e's canonical JSON, with ctx its canonical
 // context.
-func appendExecution(buf []byte, e *Execution, ctx string) ([]byte, error) {
+func appendExecution(buf []byte, e *Execution, ctx []byte) ([]byte, error) {
 	extras := make([]string, 0, len(e.Extra))
 	for k := range e.Extra {
 		if knownFields[k] {
@@ -58,7 +58,7 @@ func appendExecution(buf []byte, e *Execution, ctx string) ([]byte, error) {
 }
 
 // appendKnown appends the value of the contract field k.
-func appendKnown(buf []byte, e *Execution, k string, ctx string) []byte {
+func appendKnown(buf []byte, e *Execution, k string, ctx []byte) []byte {
 	switch k {
 	case "active_path":
 		return appendString(buf, e.ActivePath)
