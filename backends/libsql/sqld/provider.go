@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"time"
+
+	"github.com/storecheck/storecheck/backends/internal/ports"
 )
 
 // DefaultImage is the official libsql-server image.
@@ -84,14 +85,15 @@ func Find(ctx context.Context, bin, image string) (Provider, error) {
 	return nil, fmt.Errorf("%w: %v; %v; the tursodb npm server cannot stand in (it does not speak sqld's replication protocol)", ErrUnavailable, perr, cerr)
 }
 
-// freePort returns a loopback port nobody listens on now.
+// freePort returns a loopback port nobody listens on now, below the
+// kernel's ephemeral range (ports.Free): a primary a fault kills is started
+// again on it.
 func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	p, err := ports.Free(1)
 	if err != nil {
-		return 0, fmt.Errorf("find a free port: %w", err)
+		return 0, err
 	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
+	return p[0], nil
 }
 
 // waitHealthy polls GET url/health until it answers 200, alive reports

@@ -21,6 +21,8 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	"github.com/testcontainers/testcontainers-go/network"
+
+	"github.com/storecheck/storecheck/backends/internal/ports"
 )
 
 // DefaultImage is the official rqlite image, at a pinned tag. It is used if
@@ -141,7 +143,7 @@ func StartContainers(ctx context.Context, cfg ContainerConfig) (_ *Containers, e
 	if c.net, err = network.New(ctx, network.WithLabels(map[string]string{Label: c.run})); err != nil {
 		return nil, fmt.Errorf("create a Docker network: %w", err)
 	}
-	ports, err := freePorts(cfg.Nodes)
+	free, err := ports.Free(cfg.Nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +153,7 @@ func StartContainers(ctx context.Context, cfg ContainerConfig) (_ *Containers, e
 		join = append(join, c.name(id)+":4002")
 	}
 	for i, id := range ids {
-		if err := c.startNode(ctx, id, ports[i], join); err != nil {
+		if err := c.startNode(ctx, id, free[i], join); err != nil {
 			return nil, err
 		}
 	}

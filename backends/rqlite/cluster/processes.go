@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storecheck/storecheck/backends/internal/ports"
 	"github.com/storecheck/storecheck/backends/internal/tmpfs"
 )
 
@@ -92,13 +92,13 @@ func StartProcesses(ctx context.Context, bin string, cfg Config) (_ *Processes, 
 	if err := os.MkdirAll(p.logs, 0o755); err != nil {
 		return nil, fmt.Errorf("log folder: %w", err)
 	}
-	ports, err := freePorts(2 * cfg.Nodes)
+	free, err := ports.Free(2 * cfg.Nodes)
 	if err != nil {
 		return nil, err
 	}
 	var join []string
 	for i, id := range nodeIDs(cfg.Nodes) {
-		pr := &proc{httpPort: ports[2*i], raftPort: ports[2*i+1], data: filepath.Join(dir, id)}
+		pr := &proc{httpPort: free[2*i], raftPort: free[2*i+1], data: filepath.Join(dir, id)}
 		pr.node = Node{ID: id, HTTPAddr: "127.0.0.1:" + strconv.Itoa(pr.httpPort), RaftAddr: "127.0.0.1:" + strconv.Itoa(pr.raftPort)}
 		if FirewallAvailable() == nil {
 			pr.uid = randomUID()
@@ -179,28 +179,6 @@ func randomUID() uint32 {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return 1_000_000 + binary.LittleEndian.Uint32(b[:])%1_000_000_000
-}
-
-// freePorts asks the kernel for n free loopback ports. They are free when
-// returned; another program could take one before rqlited binds it, which
-// makes the start fail with a clear error rather than misbehave.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	ports := make([]int, 0, n)
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("find a free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 func (p *Processes) start(pr *proc) error {

@@ -100,19 +100,8 @@ func TestSupervisorStop(t *testing.T) {
 	}
 }
 
-// TestFreePortsAndIDs covers the small helpers.
-func TestFreePortsAndIDs(t *testing.T) {
-	ports, err := freePorts(4)
-	if err != nil || len(ports) != 4 {
-		t.Fatalf("%v %v", ports, err)
-	}
-	seen := map[int]bool{}
-	for _, p := range ports {
-		if seen[p] || p == 0 {
-			t.Errorf("port %d repeated or zero", p)
-		}
-		seen[p] = true
-	}
+// TestIDs covers the small helpers (ports: backends/internal/ports).
+func TestIDs(t *testing.T) {
 	if ids := nodeIDs(3); strings.Join(ids, ",") != "n1,n2,n3" {
 		t.Errorf("ids %v", ids)
 	}
