@@ -5,13 +5,14 @@
 package tmpfs
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/storecheck/storecheck/backends/internal/pids"
 )
 
 // Files in memory are only for what no fault storecheck injects could
@@ -77,16 +78,9 @@ func removeStale(parent, prefix string) {
 		}
 		pidText, _, ok := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
-		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || alive(pid) {
+		if !ok || err != nil || pid <= 0 || pid == os.Getpid() || pids.Alive(pid) {
 			continue
 		}
 		_ = os.RemoveAll(filepath.Join(parent, e.Name()))
 	}
-}
-
-// alive reports whether a process pid exists (EPERM: it does, as another
-// user's).
-func alive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+
+	"github.com/storecheck/storecheck/backends/internal/pids"
 )
 
 // DropRule is an iptables rule that drops packets to one loopback port:
@@ -112,7 +114,7 @@ func RemoveStaleRules(ctx context.Context) {
 				pid, _ = strconv.Atoi(strings.TrimPrefix(fields[i+1], rulePrefix))
 			}
 		}
-		if pid <= 0 || processAlive(pid) {
+		if pid <= 0 || pids.Alive(pid) {
 			continue
 		}
 		_ = iptables(ctx, append([]string{"-D"}, fields[1:]...))

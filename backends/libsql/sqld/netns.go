@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/storecheck/storecheck/backends/internal/pids"
 )
 
 // A Namespace is a network namespace the run creates for its primary,
@@ -280,7 +282,7 @@ func RemoveStaleNamespaces(ctx context.Context) {
 		}
 		pidText, tag, _ := strings.Cut(rest, "-")
 		pid, err := strconv.Atoi(pidText)
-		if err != nil || processAlive(pid) {
+		if err != nil || pids.Alive(pid) {
 			continue
 		}
 		_ = run(ctx, "ip", "link", "del", "sch"+tag)
@@ -302,11 +304,6 @@ func Namespaces(ctx context.Context) []string {
 		}
 	}
 	return names
-}
-
-func processAlive(pid int) bool {
-	err := syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
 // freeSubnet picks a /30 of 10.213.0.0/16 that no interface here uses.
