@@ -251,6 +251,7 @@ func TestRenderHTML(t *testing.T) {
 		"storecheck qualify --seed 42",
 		"2026-01-02 03:04:05 UTC",
 		"120", // the memory run's throughput comes from the summary
+		`Ran beside runs <a href="#run-3">3</a>, <a href="#run-4">4</a>`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("index.html lacks %q", want)

@@ -137,6 +137,11 @@ type Run struct {
 	// themselves (e.g. "sqld 0.24.32 (40c272de 2026-05-10), sqld process,
 	// …").
 	Servers []string `json:"servers,omitempty"`
+	// Beside lists the positions (from 1, as run folders are numbered) of
+	// the runs that ran at some time beside this one, when the plan let
+	// runs go side by side: its figures are those of a run that shared the
+	// machine with them. A replay runs alone.
+	Beside []int `json:"beside,omitempty"`
 	// KnownIssue names the confirmed upstream bug a FAIL's evidence shows
 	// (docs/KNOWN-ISSUES.md); a gate may accept it.
 	KnownIssue string `json:"known_issue,omitempty"`
@@ -157,6 +162,9 @@ type Replay struct {
 	// WasVerdict and WasDigest are the original's.
 	WasVerdict Verdict `json:"was_verdict"`
 	WasDigest  string  `json:"was_digest,omitempty"`
+	// WasBeside is how many runs the original ran beside (Run.Beside); a
+	// replay runs alone.
+	WasBeside int `json:"was_beside,omitempty"`
 	// SamePlan is true when both digests exist and are equal; SameVerdict
 	// when the verdicts are.
 	SamePlan    bool `json:"same_plan"`
@@ -165,7 +173,7 @@ type Replay struct {
 
 // CompareReplay fills r.Replay from the original run it repeats.
 func (r *Run) CompareReplay(of string, orig Run) {
-	r.Replay = &Replay{Of: of, WasVerdict: orig.Verdict, WasDigest: orig.SequenceDigest,
+	r.Replay = &Replay{Of: of, WasVerdict: orig.Verdict, WasDigest: orig.SequenceDigest, WasBeside: len(orig.Beside),
 		SamePlan:    orig.SequenceDigest != "" && orig.SequenceDigest == r.SequenceDigest,
 		SameVerdict: orig.Verdict == r.Verdict}
 }
@@ -175,6 +183,8 @@ func (p Replay) String() string {
 	switch {
 	case p.SamePlan && p.SameVerdict:
 		return fmt.Sprintf("reproduced: same plan (%s), same verdict (%s)", p.WasDigest, p.WasVerdict)
+	case p.SamePlan && p.WasBeside > 0:
+		return fmt.Sprintf("same plan (%s), but the verdict differs: was %s (timing, not the plan, decides this run; the original ran beside %d other run(s), the replay alone)", p.WasDigest, p.WasVerdict, p.WasBeside)
 	case p.SamePlan:
 		return fmt.Sprintf("same plan (%s), but the verdict differs: was %s (timing, not the plan, decides this run)", p.WasDigest, p.WasVerdict)
 	case p.WasDigest == "":

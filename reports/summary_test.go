@@ -1,6 +1,9 @@
 package reports
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // A known issue's FAIL fails the exit code unless the gate accepts known
 // issues; any other FAIL always does.
@@ -15,5 +18,21 @@ func TestExitCodeAcceptKnown(t *testing.T) {
 		if got := c.s.ExitCode(false, c.accept); got != c.want {
 			t.Errorf("accept=%v: exit %d, want %d (%+v)", c.accept, got, c.want, c.s.Runs)
 		}
+	}
+}
+
+// TestReplaySaysTheOriginalHadNeighbours: a replay whose verdict differs
+// says that the original ran beside other runs, when it did.
+func TestReplaySaysTheOriginalHadNeighbours(t *testing.T) {
+	orig := Run{Verdict: Fail, SequenceDigest: "d1", Beside: []int{2, 5}}
+	r := Run{Verdict: Pass, SequenceDigest: "d1"}
+	r.CompareReplay("summary.json#1", orig)
+	if got := r.Replay.String(); !strings.Contains(got, "beside 2 other run(s), the replay alone") {
+		t.Errorf("replay of a run that had neighbours: %q", got)
+	}
+	orig.Beside = nil
+	r.CompareReplay("summary.json#1", orig)
+	if got := r.Replay.String(); strings.Contains(got, "beside") {
+		t.Errorf("replay of a run alone: %q", got)
 	}
 }

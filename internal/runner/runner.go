@@ -155,16 +155,45 @@ func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary
 	if plan.Out != "" {
 		_ = os.RemoveAll(filepath.Join(plan.Out, "runs"))
 	}
-	x := &execution{plan: plan, progress: progress, runs: make([]reports.Run, len(plan.Entries)), done: map[string][]reports.Run{}}
+	x := &execution{plan: plan, progress: progress, runs: make([]reports.Run, len(plan.Entries)),
+		spans: make([]span, len(plan.Entries)), done: map[string][]reports.Run{}}
 	if plan.Parallel <= 1 {
 		for i := range plan.Entries {
 			x.run(ctx, i)
 		}
 	} else {
 		x.parallel(ctx)
+		x.noteNeighbours()
 	}
 	sum.Runs = x.runs
 	return sum
+}
+
+// span is when a run's scenario ran; zero, overlapping nothing, for a run
+// that ended before its scenario started (NOT RUN, interrupted).
+type span struct{ start, end time.Time }
+
+// noteNeighbours records in each run that ran the positions of the runs
+// that ran at some time beside it (reports.Run.Beside): a run's figures,
+// and under a tight schedule its catches, are those of a run that shared
+// the machine with them.
+func (x *execution) noteNeighbours() {
+	for i, a := range x.spans {
+		for j, b := range x.spans {
+			if j != i && b.start.Before(a.end) && a.start.Before(b.end) {
+				x.runs[i].Beside = append(x.runs[i].Beside, x.position(j))
+			}
+		}
+	}
+}
+
+// position is entry i's place (from 1) in the whole plan: the number its
+// run folder carries.
+func (x *execution) position(i int) int {
+	if e := x.plan.Entries[i]; e.Index > 0 {
+		return e.Index
+	}
+	return i + 1
 }
 
 // execution is one Execute: the runs so far, in plan order and by lane.
@@ -172,9 +201,10 @@ type execution struct {
 	plan     Plan
 	progress Progress
 
-	mu   sync.Mutex // runs, done and the calls to progress
-	runs []reports.Run
-	done map[string][]reports.Run // by subject or backend (what Skip reads), in plan order
+	mu    sync.Mutex // runs, spans, done and the calls to progress
+	runs  []reports.Run
+	spans []span                   // when each run's scenario ran
+	done  map[string][]reports.Run // by subject or backend (what Skip reads), in plan order
 }
 
 // footprint is what scheduling needs to know of an entry's backend, read
@@ -325,22 +355,19 @@ func (x *execution) run(ctx context.Context, i int) {
 	x.progress.Started(reports.Redact(strings.ReplaceAll(e.Backend, DirPlaceholder, ".")), e.Scenario.Name, live)
 	done := append([]reports.Run(nil), x.done[kin(e)]...)
 	x.mu.Unlock()
-	n := i + 1
-	if e.Index > 0 {
-		n = e.Index // the run's folder is named as in the whole plan
-	}
-	r := runOne(ctx, x.plan, n, e, done, live)
+	n := x.position(i) // the run's folder is named as in the whole plan
+	r, sp := runOne(ctx, x.plan, n, e, done, live)
 	if x.plan.Shard != nil {
 		r.Index = n
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.runs[i] = r
+	x.runs[i], x.spans[i] = r, sp
 	x.done[kin(e)] = append(x.done[kin(e)], r)
 	x.progress.Finished(r)
 }
 
-func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, live *scenarios.Progress) reports.Run {
+func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, live *scenarios.Progress) (reports.Run, span) {
 	// A fresh folder's URL is shown as the form that repeats the run in
 	// the current folder.
 	shown := reports.Redact(strings.ReplaceAll(e.Backend, DirPlaceholder, "."))
@@ -352,28 +379,28 @@ func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, 
 	}
 	if ctx.Err() != nil {
 		r.Verdict, r.Reason = reports.Interrupted, "not started: the run was interrupted"
-		return r
+		return r, span{}
 	}
 	if plan.Skip != nil {
 		if why := plan.Skip(done, e); why != "" {
 			r.Verdict, r.Reason = reports.NotRun, why
-			return r
+			return r, span{}
 		}
 	}
 	backend, cleanup, err := materialize(e.Backend, plan.TempDir)
 	if err != nil {
 		r.Verdict, r.Reason = reports.NotRun, err.Error()
-		return r
+		return r, span{}
 	}
 	defer cleanup()
 	target, err := scenarios.TargetFor(backend)
 	if err != nil {
 		r.Verdict, r.Reason = reports.NotRun, err.Error()
-		return r
+		return r, span{}
 	}
 	if ok, why := e.Scenario.Applies(target.Target); !ok {
 		r.Verdict, r.Reason, r.NotApplicable = reports.NotRun, "scenario does not apply: "+why, true
-		return r
+		return r, span{}
 	}
 	name := e.Subject
 	if name == "" {
@@ -386,7 +413,7 @@ func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, 
 		params.OutDir = filepath.Join(plan.Out, r.Dir)
 		if err := os.MkdirAll(params.OutDir, 0o755); err != nil {
 			r.Verdict, r.Reason = reports.NotRun, fmt.Sprintf("cannot create the run folder: %v", err)
-			return r
+			return r, span{}
 		}
 	}
 	if params.Logger == nil {
@@ -407,9 +434,10 @@ func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, 
 		rctx, cancel = context.WithTimeout(ctx, plan.Budget)
 		defer cancel()
 	}
-	start := time.Now()
+	sp := span{start: time.Now()}
 	res := e.Scenario.Run(rctx, target, params)
-	r.DurationMS = time.Since(start).Milliseconds()
+	sp.end = time.Now()
+	r.DurationMS = sp.end.Sub(sp.start).Milliseconds()
 	r.Verdict, r.Reason, r.Guarantee = res.Verdict, res.Reason, res.Guarantee
 	r.Ops, r.Cases, r.MinimalSteps, r.Metrics = res.Ops, res.Cases, res.MinimalSteps, res.Metrics
 	r.SequenceDigest, r.Servers = res.Digest, res.Servers
@@ -432,7 +460,7 @@ func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, 
 		// the scenario did not finish must not read as PASS.
 		r.Reason = "interrupted after the checks completed"
 	}
-	return r
+	return r, sp
 }
 
 // materialize replaces DirPlaceholder in url with a fresh folder and

@@ -339,3 +339,48 @@ func napping(o *overlap) scenarios.Scenario {
 		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
 	})
 }
+
+// TestRunsNameTheirNeighbours: a run that went beside others names them
+// (by position); a run alone, a run whose scenario did not apply, and
+// every run of a plan one at a time name none.
+func TestRunsNameTheirNeighbours(t *testing.T) {
+	both := make(chan struct{}, 2)
+	together := func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+		both <- struct{}{}
+		deadline := time.Now().Add(5 * time.Second)
+		for len(both) < 2 && time.Now().Before(deadline) { // wait for the other, bounded
+			time.Sleep(time.Millisecond)
+		}
+		time.Sleep(5 * time.Millisecond)
+		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+	}
+	alone := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+	})
+	alone.Timed = true // after the untimed ones, and one timed run at a time
+	runStoreOnly := scenario(nil)
+	runStoreOnly.Needs = []backends.Capability{backends.RunStore}
+	entries := []Entry{
+		{Backend: "memory:", Scenario: scenario(together), Seed: 1},
+		{Backend: "memory:", Scenario: scenario(together), Seed: 1},
+		{Backend: "memory:", Scenario: runStoreOnly, Seed: 1}, // NOT RUN: does not apply
+		{Backend: "memory:", Scenario: alone, Seed: 1},
+	}
+	runs := run(t, Plan{Entries: entries, Parallel: 2, TimedCores: 1})
+	want := [][]int{{2}, {1}, nil, nil}
+	for i, r := range runs {
+		if fmt.Sprint(r.Beside) != fmt.Sprint(want[i]) {
+			t.Errorf("run %d (%s, %s): beside %v, want %v", i+1, r.Scenario, r.Verdict, r.Beside, want[i])
+		}
+	}
+	quick := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+		time.Sleep(5 * time.Millisecond)
+		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+	})
+	one := []Entry{{Backend: "memory:", Scenario: quick, Seed: 1}, {Backend: "memory:", Scenario: quick, Seed: 1}}
+	for i, r := range run(t, Plan{Entries: one, Parallel: 1}) {
+		if r.Beside != nil {
+			t.Errorf("one at a time: run %d beside %v", i+1, r.Beside)
+		}
+	}
+}
