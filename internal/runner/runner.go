@@ -163,8 +163,8 @@ func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary
 		}
 	} else {
 		x.parallel(ctx)
-		x.noteNeighbours()
 	}
+	x.noteNeighbours() // none, when the runs went one at a time
 	sum.Runs = x.runs
 	return sum
 }
