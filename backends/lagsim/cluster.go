@@ -2,14 +2,13 @@ package lagsim
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 
-	"github.com/storecheck/storecheck/backends/internal/tmpfs"
+	"github.com/storecheck/storecheck/backends/internal/dbfile"
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/backends/sqlite"
 	"github.com/storecheck/storecheck/backends/sqlstore"
@@ -18,11 +17,10 @@ import (
 
 // Cluster is one simulated primary and the replicas opened on it.
 type Cluster struct {
-	path    string
 	opt     Options
 	cfg     model.Config
 	primary *sqlstore.Store
-	dir     string      // the replicas' folder, removed on Close
+	source  *sql.DB     // the refreshes' read-only connections to the primary
 	down    atomic.Bool // the primary is "killed"
 	// writes counts the writes that ended on the primary, however they
 	// ended, so that a refresh with nothing new to copy is skipped.
@@ -49,14 +47,11 @@ func OpenCluster(ctx context.Context, path string, cfg model.Config, opt Options
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
-	// The replica files are the simulation's, not the store under test:
-	// in memory when the machine allows, their copies cost no disk writes.
-	in, _ := tmpfs.Folder() // "" (the system's temporary folder) when not
-	dir, err := tmpfs.MkdirTemp(in, "storecheck-lagsim-")
+	source, err := openSource(path)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("%s: replica folder: %w", Scheme, err), primary.Close())
+		return nil, errors.Join(fmt.Errorf("%s: %w", Scheme, err), primary.Close())
 	}
-	return &Cluster{path: path, opt: opt, cfg: cfg, primary: primary, dir: dir, members: map[string]*member{}}, nil
+	return &Cluster{opt: opt, cfg: cfg, primary: primary, source: source, members: map[string]*member{}}, nil
 }
 
 // Options returns the cluster's options.
@@ -69,7 +64,8 @@ func (c *Cluster) Primary() model.Store { return primaryHandle{c.primary, c} }
 // wrote counts one write that ended on the primary.
 func (c *Cluster) wrote() { c.writes.Add(1) }
 
-// NewReplica opens a client: a replica file of its own, refreshed on the
+// NewReplica opens a client: a replica of its own (an in-memory database on
+// one connection, copy.go), refreshed on the
 // schedule of the given stream, with writes to the primary through a link
 // that Cut can break.
 func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*replica.Store, error) {
@@ -78,11 +74,10 @@ func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*
 	if c.closed {
 		return nil, fmt.Errorf("%s: replica %s: the cluster is closed", Scheme, name)
 	}
-	if _, dup := c.members[name]; dup || name == "" || filepath.Base(name) != name {
-		return nil, fmt.Errorf("%s: replica name %q is empty, not a plain file name, or taken", Scheme, name)
+	if _, dup := c.members[name]; dup || name == "" {
+		return nil, fmt.Errorf("%s: replica name %q is empty or taken", Scheme, name)
 	}
-	path := filepath.Join(c.dir, name+".db")
-	reader, err := sqlite.Open(ctx, path, c.cfg, sqlite.WithStoreOptions(sqlstore.Options{Name: Scheme + " replica " + name}))
+	reader, err := sqlite.Open(ctx, dbfile.Memory, c.cfg, sqlite.WithStoreOptions(sqlstore.Options{Name: Scheme + " replica " + name}))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
@@ -105,10 +100,10 @@ func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*
 		// libSQL's embedded replica syncs after every statement it sends
 		// to the primary, a commit that conflicted included.
 		SyncAfterConflict: true,
-		Closers:           []func() error{func() error { return c.forget(name, path) }},
+		Closers:           []func() error{func() error { c.forget(name); return nil }},
 	})
 	if err != nil {
-		return nil, errors.Join(err, reader.Close(), os.Remove(path))
+		return nil, errors.Join(err, reader.Close())
 	}
 	m.store = st
 	c.members[name] = m
@@ -129,7 +124,7 @@ func (c *Cluster) syncer(reader *sqlstore.Store, gate func() error) func(context
 		if n == copied {
 			return nil
 		}
-		if err := refresh(ctx, reader.DB(), c.path); err != nil {
+		if err := refresh(ctx, reader.DB(), c.source); err != nil {
 			return err
 		}
 		copied = n
@@ -148,18 +143,11 @@ func (c *Cluster) reachable(name string, m *member) error {
 	return nil
 }
 
-// forget removes a closed replica's files and its entry.
-func (c *Cluster) forget(name, path string) error {
+// forget removes a closed replica's entry.
+func (c *Cluster) forget(name string) {
 	c.mu.Lock()
 	delete(c.members, name)
 	c.mu.Unlock()
-	var errs []error
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(path + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
-			errs = append(errs, err)
-		}
-	}
-	return errors.Join(errs...)
 }
 
 // StopPrimary makes the primary unreachable: the simulated kill.
@@ -187,8 +175,8 @@ func (c *Cluster) setCut(name string, cut bool) error {
 	return nil
 }
 
-// Close closes every replica still open, then the primary, and removes the
-// replicas' folder. The primary's file stays.
+// Close closes every replica still open, then the primary. The primary's
+// file stays.
 func (c *Cluster) Close() error {
 	c.mu.Lock()
 	if c.closed {
@@ -205,9 +193,6 @@ func (c *Cluster) Close() error {
 	for _, s := range open {
 		errs = append(errs, s.Close())
 	}
-	errs = append(errs, c.primary.Close())
-	if err := os.RemoveAll(c.dir); err != nil {
-		errs = append(errs, fmt.Errorf("%s: remove %s: %w", Scheme, c.dir, err))
-	}
+	errs = append(errs, c.source.Close(), c.primary.Close())
 	return errors.Join(errs...)
 }

@@ -1,6 +1,6 @@
 // Package lagsim simulates libSQL embedded replicas on machines without
 // sqld: a real SQLite primary (package sqlite, the seed's SQL) and, per
-// client, a replica file that is refreshed from the primary on a seeded
+// client, a replica in memory that is refreshed from the primary on a seeded
 // schedule. It is a simulation of replica lag, not libSQL: reports call it
 // so.
 //
@@ -13,15 +13,16 @@
 //
 // # The replica
 //
-// Every client gets a replica of its own: a SQLite file in a folder the
-// cluster owns and removes on Close, on a tmpfs when the machine has one
-// with room (package tmpfs; the replicas are the simulation's, and their
-// refreshes then cost no disk writes: replica-lag-conflict ran in 0.78 of
-// the time). A refresh copies the primary into it
-// with SQLite's online backup API (modernc's NewRestore, all pages in one
-// step), which reads one snapshot of the primary and writes the replica in
-// one transaction: a reader of the replica sees the old snapshot or the
-// new one, never a mix (copy_test.go checks this under concurrent writers).
+// Every client gets a replica of its own: an in-memory SQLite database on
+// one connection. A refresh reads the primary's pages in one read
+// transaction (sqlite3_serialize, on read-only connections the cluster
+// keeps open) and makes them the replica's database (sqlite3_deserialize),
+// with the header's two format bytes turned from WAL to rollback journal,
+// the only bytes the journal mode touches (copy.go). A reader of the
+// replica sees the old snapshot or the new one, never a mix: reads and
+// refreshes take the one connection in turn (copy_test.go checks this under
+// concurrent writers). Nothing of a replica is written to disk.
+//
 // Loads, load_for_event and every other read come from the replica; every
 // write goes to the primary, in one transaction, where the version
 // compare-and-swap is decided, as the seed says a correct store must do:

@@ -3,6 +3,7 @@ package lagsim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,18 +192,52 @@ func TestParseURL(t *testing.T) {
 	}
 }
 
-// TestCloseRemovesReplicas: the replicas' folder goes with the cluster.
-func TestCloseRemovesReplicas(t *testing.T) {
+// TestReplicasLeaveNoFiles: the replicas live in memory, so the primary's
+// folder holds the primary's files only, while replicas refresh and after
+// Close.
+func TestReplicasLeaveNoFiles(t *testing.T) {
 	ctx := context.Background()
-	s, err := Open(ctx, filepath.Join(t.TempDir(), "p.db")+"?lag=10ms", model.DefaultConfig())
+	dir := t.TempDir()
+	c, err := OpenCluster(ctx, filepath.Join(dir, "p.db"), model.DefaultConfig(), DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := s.(*Store).Cluster().dir
-	if err := s.Close(); err != nil {
+	for i := range 3 {
+		r, err := c.NewReplica(ctx, fmt.Sprintf("r%d", i), uint64(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		exe := &model.Execution{ID: fmt.Sprintf("e%d", i), DefinitionID: "d", Status: "running"}
+		if err := r.Commit(ctx, exe, model.Batch{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Sync(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got, err := r.Load(ctx, exe.ID); err != nil || got == nil {
+			t.Fatalf("replica r%d after its sync: %v, %v", i, got, err)
+		}
+	}
+	files := func() []string {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, e := range entries {
+			if !strings.HasPrefix(e.Name(), "p.db") {
+				names = append(names, e.Name())
+			}
+		}
+		return names
+	}
+	if extra := files(); len(extra) > 0 {
+		t.Errorf("with three replicas open, the folder holds %v beside the primary", extra)
+	}
+	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("replica folder %s survived Close (stat: %v)", dir, err)
+	if extra := files(); len(extra) > 0 {
+		t.Errorf("after Close, the folder holds %v beside the primary", extra)
 	}
 }

@@ -18,7 +18,7 @@ type Store struct {
 // Cluster returns the cluster the store owns.
 func (s *Store) Cluster() *Cluster { return s.cluster }
 
-// Close closes the replica, the primary and the replicas' folder.
+// Close closes the replica and the primary.
 func (s *Store) Close() error { return errors.Join(s.Store.Close(), s.cluster.Close()) }
 
 // Open opens the lagsim URL rest (PATH?lag=D…) as one client.
