@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -40,13 +41,29 @@ type afterHeal struct {
 	index        uint64
 	// settled is how long the nodes took to show the barrier.
 	settled time.Duration
+	// nodes are the tables each node held, read at level none, in node
+	// order (none when the checks stopped before reading them).
+	nodes []nodeTables
+}
+
+// nodeTables is one node's tables after the heal.
+type nodeTables struct {
+	ID   string      `json:"node"`
+	Dump *model.Dump `json:"tables"`
+}
+
+// diverged says whether the nodes' tables are the evidence of the broken
+// guarantee: a node missing an acknowledged write, or nodes that differ.
+func (a afterHeal) diverged() bool {
+	return a.err != nil && (a.guarantee == GuaranteeDurability || a.guarantee == GuaranteeConvergence)
 }
 
 // checkAfterHeal waits until every node has applied the leader's whole log,
 // reads each node's six tables with level none (what that node holds, not
-// what the leader says), and checks that they are identical (convergence)
-// and that every node holds every execution at least at the highest
-// version a commit of the history was acknowledged for (durability).
+// what the leader says), and checks that every node holds every execution
+// at least at the highest version a commit of the history was acknowledged
+// for (durability) and that they are identical (convergence). A durability
+// failure names the first node short of a version and which nodes are not.
 func checkAfterHeal(ctx context.Context, cs clusterStore, h linearizability.History) afterHeal {
 	cl := cs.Cluster()
 	idx, err := cluster.WaitApplied(ctx, cl, appliedWait)
@@ -59,27 +76,88 @@ func checkAfterHeal(ctx context.Context, cs clusterStore, h linearizability.Hist
 	if err != nil {
 		return afterHeal{err: fmt.Errorf("%s: after the heal: %w", GuaranteeRecovery, err), guarantee: GuaranteeRecovery, index: idx}
 	}
-	acked := ackedVersions(h)
-	var first *model.Dump
-	var firstID string
+	out := afterHeal{index: idx, settled: settled}
 	for _, n := range cl.Nodes() {
 		d, err := dumpNode(ctx, cs, n.ID)
 		if err != nil {
-			return afterHeal{harness: err, index: idx}
+			out.harness = err
+			return out
 		}
-		if err := durable(d, acked); err != nil {
-			return afterHeal{err: fmt.Errorf("%s: node %s at applied index %d: %w", GuaranteeDurability, n.ID, idx, err), guarantee: GuaranteeDurability, index: idx}
-		}
-		if first == nil {
-			first, firstID = d, n.ID
+		out.nodes = append(out.nodes, nodeTables{ID: n.ID, Dump: d})
+	}
+	out.guarantee, out.err = judgeNodes(out.nodes, ackedVersions(h), idx)
+	return out
+}
+
+// judgeNodes checks the nodes' tables after the heal: every node holds
+// every execution at least at its acknowledged version (durability), and
+// all hold the same tables (convergence). It returns the broken guarantee
+// and why, or "" and nil.
+func judgeNodes(nodes []nodeTables, acked map[string]int64, idx uint64) (string, error) {
+	var short error
+	var shortID string
+	var whole []string
+	for _, n := range nodes {
+		if err := durable(n.Dump, acked); err != nil {
+			if short == nil {
+				short, shortID = err, n.ID
+			}
 			continue
 		}
-		if diffs := model.Diff(first, d, model.DiffOptions{ExactSeqs: true, Limit: 5}); len(diffs) > 0 {
-			return afterHeal{err: fmt.Errorf("%s: at applied index %d node %s differs from node %s: %s",
-				GuaranteeConvergence, idx, n.ID, firstID, strings.Join(diffs, "; ")), guarantee: GuaranteeConvergence, index: idx}
+		whole = append(whole, n.ID)
+	}
+	if short != nil {
+		holders := "no node holds every acknowledged version"
+		if len(whole) > 0 {
+			holders = strings.Join(whole, ", ") + " hold every acknowledged version"
+		}
+		return GuaranteeDurability, fmt.Errorf("%s: node %s at applied index %d: %w (%s)", GuaranteeDurability, shortID, idx, short, holders)
+	}
+	for _, n := range nodes[1:] {
+		if diffs := model.Diff(nodes[0].Dump, n.Dump, model.DiffOptions{ExactSeqs: true, Limit: 5}); len(diffs) > 0 {
+			return GuaranteeConvergence, fmt.Errorf("%s: at applied index %d node %s differs from node %s: %s",
+				GuaranteeConvergence, idx, n.ID, nodes[0].ID, strings.Join(diffs, "; "))
 		}
 	}
-	return afterHeal{index: idx, settled: settled}
+	return "", nil
+}
+
+// nodesEvidence is the folder, within a run's, that holds each node's
+// tables (ID.json) and data folder (data/ID) when the nodes diverged.
+const nodesEvidence = "nodes"
+
+// keepNodes keeps the evidence of a divergence in the run's folder: each
+// node's tables as it served them, and, from a cluster of processes, each
+// node's data folder (its SQLite file, Raft log and snapshots) copied after
+// the nodes are killed, so that what each node held can be read again.
+// Nothing is kept when the nodes did not diverge.
+func keepNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHeal) {
+	f := folder(p)
+	if !after.diverged() || f.None() {
+		return
+	}
+	warn := func(what string, err error) {
+		if p.Logger != nil {
+			p.Logger.Warn("could not keep the nodes' evidence", "what", what, "err", err)
+		}
+	}
+	nodes := f.Phase(nodesEvidence)
+	for _, n := range after.nodes {
+		data, err := json.MarshalIndent(n, "", " ")
+		if err == nil {
+			_, err = nodes.WriteFile(n.ID+".json", data)
+		}
+		if err != nil {
+			warn(n.ID+".json", err)
+		}
+	}
+	if saver, ok := cl.(interface {
+		SaveData(ctx context.Context, dir string) error
+	}); ok {
+		if err := saver.SaveData(ctx, nodes.Path("data")); err != nil {
+			warn("data folders", err)
+		}
+	}
 }
 
 // dumpNode reads one node's tables at level none.

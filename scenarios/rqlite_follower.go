@@ -200,10 +200,13 @@ func runReadHazard(ctx context.Context, t Target, p Params, name string,
 	notRecovered(&out, res)
 	events := tl.Faults()
 	faultMetrics(out.Metrics, res, events)
-	if out.Verdict == reports.Pass {
-		if after := checkAfterHeal(ctx, cs, res.History); after.err != nil {
-			out.Verdict, out.Guarantee, out.Reason = reports.Fail, after.guarantee, rqOneLine(after.err.Error())
-		}
+	// The checks after the heal run whatever the history's verdict: a
+	// node that lost acknowledged writes explains a heal read that did not
+	// see them (a lost update in the history), and its files are kept.
+	after := checkAfterHeal(ctx, cs, res.History)
+	defer keepNodes(ctx, p, cl, after)
+	if out.Verdict == reports.Pass && after.err != nil {
+		out.Verdict, out.Guarantee, out.Reason = reports.Fail, after.guarantee, rqOneLine(after.err.Error())
 	}
 	if out.Verdict == reports.Fail && out.Guarantee == linearizability.ErrLinearizability.Error() {
 		// Name the level, the node and what was in place when the read
@@ -213,6 +216,9 @@ func runReadHazard(ctx context.Context, t Target, p Params, name string,
 			where += ", " + c
 		}
 		out.Reason = where + ": " + out.Reason
+	}
+	if out.Verdict == reports.Fail && out.Guarantee != after.guarantee && after.diverged() {
+		out.Reason += " (and after the heal, " + rqOneLine(after.err.Error()) + ")"
 	}
 	if res.Verdict == linearizability.Illegal {
 		visualizeFaults(ctx, p, res, events)

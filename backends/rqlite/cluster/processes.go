@@ -243,6 +243,28 @@ func (p *Processes) PIDs() []int { return p.sup.pids() }
 // it exists only while Isolate has rules in it, and Close deletes it.
 func (p *Processes) Chain() string { return p.fw.chain }
 
+// SaveData kills every node (SIGKILL: its files stay as they were at that
+// moment) and copies each node's data folder — its SQLite file, Raft log
+// and snapshots — into dir/ID: the evidence of a run whose nodes disagree.
+// The nodes stay down; Close still removes everything.
+func (p *Processes) SaveData(ctx context.Context, dir string) error {
+	var errs []error
+	for _, n := range p.Nodes() {
+		if err := p.Kill(ctx, n.ID); err != nil {
+			errs = append(errs, fmt.Errorf("save data: kill %s: %w", n.ID, err))
+		}
+	}
+	for _, n := range p.Nodes() {
+		if err := ctx.Err(); err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		if err := os.CopyFS(filepath.Join(dir, n.ID), os.DirFS(filepath.Join(p.dir, n.ID))); err != nil {
+			errs = append(errs, fmt.Errorf("save data of %s: %w", n.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
 // Kill implements Cluster: SIGKILL, then reaped.
 func (p *Processes) Kill(_ context.Context, id string) error {
 	if _, err := p.proc(id); err != nil {

@@ -86,6 +86,45 @@ func TestProcessCleanup(t *testing.T) {
 	}
 }
 
+// TestSaveDataKeepsEachNodesFiles: the evidence of diverged nodes is each
+// node's data folder, copied after the nodes are killed; the copy holds the
+// node's Raft log and SQLite file, no node runs after it, and Close still
+// removes the cluster.
+func TestSaveDataKeepsEachNodesFiles(t *testing.T) {
+	bin := needRqlited(t)
+	ctx := context.Background()
+	s, err := Open(ctx, Options{Kind: Process, Nodes: 3, Rqlited: bin}, model.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Commit(ctx, &model.Execution{ID: "e0", DefinitionID: "d", Status: "running"}, model.Batch{}); err != nil {
+		t.Fatal(err)
+	}
+	p := s.Cluster().(*cluster.Processes)
+	pids, dir := p.PIDs(), p.Dir()
+	out := t.TempDir()
+	if err := p.SaveData(ctx, out); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range p.Nodes() {
+		for _, name := range []string{"raft.db", "db.sqlite"} {
+			if fi, err := os.Stat(filepath.Join(out, n.ID, name)); err != nil || fi.Size() == 0 {
+				t.Errorf("node %s: %s not kept (%v)", n.ID, name, err)
+			}
+		}
+	}
+	for _, pid := range pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("rqlited %d still runs after SaveData (%v)", pid, err)
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, pids, dir)
+}
+
 // TestProcessCleanupOnCancel: a context cancelled while the cluster starts
 // (Ctrl-C) leaves nothing behind either.
 func TestProcessCleanupOnCancel(t *testing.T) {
