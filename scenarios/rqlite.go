@@ -262,7 +262,7 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 	out := historyResult(res)
 	notRecovered(&out, res)
 	after := checkAfterHeal(ctx, cs, res.History)
-	defer keepNodes(ctx, p, cl, after)
+	defer keepNodes(ctx, p, cl, after, nodeReader(cs))
 	if out.Verdict == reports.Pass && after.err != nil {
 		out.Verdict, out.Guarantee, out.Reason = reports.Fail, after.guarantee, rqOneLine(after.err.Error())
 	} else if out.Verdict == reports.Fail && after.diverged() {

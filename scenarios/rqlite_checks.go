@@ -44,6 +44,8 @@ type afterHeal struct {
 	// nodes are the tables each node held, read at level none, in node
 	// order (none when the checks stopped before reading them).
 	nodes []nodeTables
+	// acked is the highest acknowledged version of each execution.
+	acked map[string]int64
 }
 
 // nodeTables is one node's tables after the heal.
@@ -85,7 +87,8 @@ func checkAfterHeal(ctx context.Context, cs clusterStore, h linearizability.Hist
 		}
 		out.nodes = append(out.nodes, nodeTables{ID: n.ID, Dump: d})
 	}
-	out.guarantee, out.err = judgeNodes(out.nodes, ackedVersions(h), idx)
+	out.acked = ackedVersions(h)
+	out.guarantee, out.err = judgeNodes(out.nodes, out.acked, idx)
 	return out
 }
 
@@ -126,12 +129,24 @@ func judgeNodes(nodes []nodeTables, acked map[string]int64, idx uint64) (string,
 // tables (ID.json) and data folder (data/ID) when the nodes diverged.
 const nodesEvidence = "nodes"
 
+// rereads is how many times keepNodes reads every node again, rereadGap
+// apart, before the nodes are stopped.
+const (
+	rereads   = 5
+	rereadGap = 200 * time.Millisecond
+)
+
 // keepNodes keeps the evidence of a divergence in the run's folder: each
-// node's tables as it served them, and, from a cluster of processes, each
-// node's data folder (its SQLite file, Raft log and snapshots) copied after
-// the nodes are killed, so that what each node held can be read again.
-// Nothing is kept when the nodes did not diverge.
-func keepNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHeal) {
+// node's tables as it served them (ID.json); each node read again rereads
+// times, with the versions it then served of the executions a node fell
+// short of (rereads.txt: a node that serves a version sometimes and not
+// always has the writes in its file and an old view on some connection);
+// and, from a cluster of processes, each node's data folder (its SQLite
+// file, Raft log and snapshots) copied after the nodes are killed, so that
+// what each node held can be read again (data/ID). reread is nil when the
+// nodes cannot be read again. Nothing is kept when the nodes did not
+// diverge.
+func keepNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHeal, reread func(context.Context, string) (*model.Dump, error)) {
 	f := folder(p)
 	if !after.diverged() || f.None() {
 		return
@@ -151,6 +166,11 @@ func keepNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHea
 			warn(n.ID+".json", err)
 		}
 	}
+	if reread != nil {
+		if _, err := nodes.WriteFile("rereads.txt", []byte(readAgain(ctx, after, reread))); err != nil {
+			warn("rereads.txt", err)
+		}
+	}
 	if saver, ok := cl.(interface {
 		SaveData(ctx context.Context, dir string) error
 	}); ok {
@@ -158,6 +178,70 @@ func keepNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHea
 			warn("data folders", err)
 		}
 	}
+}
+
+// readAgain reads every node rereads times and says, per read, which
+// version it served of each execution some node was short of in the
+// checks' read.
+func readAgain(ctx context.Context, after afterHeal, reread func(context.Context, string) (*model.Dump, error)) string {
+	short := map[string]bool{}
+	for _, n := range after.nodes {
+		held := versions(n.Dump)
+		for id, v := range after.acked {
+			if held[id] < v {
+				short[id] = true
+			}
+		}
+	}
+	ids := make([]string, 0, len(short))
+	for id := range short {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var b strings.Builder
+	fmt.Fprintf(&b, "each node read %d more times at level none, %v apart, after the checks' read\n", rereads, rereadGap)
+	fmt.Fprintf(&b, "acknowledged:")
+	for _, id := range ids {
+		fmt.Fprintf(&b, " %s v%d", id, after.acked[id])
+	}
+	b.WriteString("\n")
+	for i := range rereads {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return b.String()
+			case <-time.After(rereadGap):
+			}
+		}
+		for _, n := range after.nodes {
+			fmt.Fprintf(&b, "read %d, node %s:", i+1, n.ID)
+			d, err := reread(ctx, n.ID)
+			if err != nil {
+				fmt.Fprintf(&b, " error: %v\n", err)
+				continue
+			}
+			held := versions(d)
+			for _, id := range ids {
+				fmt.Fprintf(&b, " %s v%d", id, held[id])
+			}
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// versions maps each execution of d to its version.
+func versions(d *model.Dump) map[string]int64 {
+	out := make(map[string]int64, len(d.Executions))
+	for _, r := range d.Executions {
+		out[r.ID] = r.Version
+	}
+	return out
+}
+
+// nodeReader reads a node of cs's cluster again, for keepNodes.
+func nodeReader(cs clusterStore) func(context.Context, string) (*model.Dump, error) {
+	return func(ctx context.Context, id string) (*model.Dump, error) { return dumpNode(ctx, cs, id) }
 }
 
 // dumpNode reads one node's tables at level none.
@@ -189,10 +273,7 @@ func ackedVersions(h linearizability.History) map[string]int64 {
 // durable checks that d holds every execution at least at its acknowledged
 // version.
 func durable(d *model.Dump, acked map[string]int64) error {
-	held := map[string]int64{}
-	for _, r := range d.Executions {
-		held[r.ID] = r.Version
-	}
+	held := versions(d)
 	ids := make([]string, 0, len(acked))
 	for id := range acked {
 		ids = append(ids, id)

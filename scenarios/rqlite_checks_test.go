@@ -51,13 +51,37 @@ func TestKeepNodesOnlyWhenTheyDiverged(t *testing.T) {
 	g, err := judgeNodes(nodes, map[string]int64{"e0": 313}, 7)
 
 	quiet := t.TempDir()
-	keepNodes(ctx, Params{OutDir: quiet}, nil, afterHeal{nodes: nodes})
+	keepNodes(ctx, Params{OutDir: quiet}, nil, afterHeal{nodes: nodes}, nil)
 	if _, serr := os.Stat(filepath.Join(quiet, nodesEvidence)); !os.IsNotExist(serr) {
 		t.Errorf("nodes that agree left %s (stat: %v)", nodesEvidence, serr)
 	}
 
 	dir := t.TempDir()
-	keepNodes(ctx, Params{OutDir: dir}, nil, afterHeal{nodes: nodes, err: err, guarantee: g})
+	reads, n1reads := 0, 0
+	reread := func(_ context.Context, id string) (*model.Dump, error) {
+		reads++
+		if id != "n1" {
+			return tablesAt(id, 313).Dump, nil
+		}
+		n1reads++
+		if n1reads%2 == 1 {
+			return tablesAt(id, 313).Dump, nil // the writes, on some reads only
+		}
+		return tablesAt(id, 276).Dump, nil
+	}
+	keepNodes(ctx, Params{OutDir: dir}, nil, afterHeal{nodes: nodes, err: err, guarantee: g, acked: map[string]int64{"e0": 313}}, reread)
+	if reads != 2*rereads {
+		t.Errorf("%d re-reads, want %d", reads, 2*rereads)
+	}
+	txt, rerr := os.ReadFile(filepath.Join(dir, nodesEvidence, "rereads.txt"))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	for _, want := range []string{"acknowledged: e0 v313", "read 1, node n1: e0 v313", "read 2, node n1: e0 v276", "read 1, node n2: e0 v313"} {
+		if !strings.Contains(string(txt), want) {
+			t.Errorf("rereads.txt lacks %q:\n%s", want, txt)
+		}
+	}
 	for _, n := range nodes {
 		raw, rerr := os.ReadFile(filepath.Join(dir, nodesEvidence, n.ID+".json"))
 		if rerr != nil {

@@ -204,7 +204,7 @@ func runReadHazard(ctx context.Context, t Target, p Params, name string,
 	// node that lost acknowledged writes explains a heal read that did not
 	// see them (a lost update in the history), and its files are kept.
 	after := checkAfterHeal(ctx, cs, res.History)
-	defer keepNodes(ctx, p, cl, after)
+	defer keepNodes(ctx, p, cl, after, nodeReader(cs))
 	if out.Verdict == reports.Pass && after.err != nil {
 		out.Verdict, out.Guarantee, out.Reason = reports.Fail, after.guarantee, rqOneLine(after.err.Error())
 	}
