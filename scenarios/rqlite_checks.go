@@ -10,6 +10,7 @@ import (
 
 	"github.com/storecheck/storecheck/backends/rqlite"
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
+	"github.com/storecheck/storecheck/backends/rqlite/raftlog"
 	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
@@ -126,8 +127,12 @@ func judgeNodes(nodes []nodeTables, acked map[string]int64, idx uint64) (string,
 }
 
 // nodesEvidence is the folder, within a run's, that holds each node's
-// tables (ID.json) and data folder (data/ID) when the nodes diverged.
-const nodesEvidence = "nodes"
+// tables (ID.json) and data folder (data/ID) when the nodes diverged, and
+// raftLogEvidence, in it, the comparison of the nodes' Raft logs.
+const (
+	nodesEvidence   = "nodes"
+	raftLogEvidence = "raftlog.txt"
+)
 
 // rereads is how many times keepNodes reads every node again, rereadGap
 // apart, before the nodes are stopped.
@@ -143,7 +148,10 @@ const (
 // always has the writes in its file and an old view on some connection);
 // and, from a cluster of processes, each node's data folder (its SQLite
 // file, Raft log and snapshots) copied after the nodes are killed, so that
-// what each node held can be read again (data/ID). reread is nil when the
+// what each node held can be read again (data/ID), and the comparison of
+// their Raft logs (raftlog.txt: an index where two nodes hold different
+// entries of the same term is a broken Log Matching, a consensus bug and
+// not a storecheck one). reread is nil when the
 // nodes cannot be read again. Nothing is kept when the nodes did not
 // diverge.
 func keepNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHeal, reread func(context.Context, string) (*model.Dump, error)) {
@@ -176,6 +184,13 @@ func keepNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHea
 	}); ok {
 		if err := saver.SaveData(ctx, nodes.Path("data")); err != nil {
 			warn("data folders", err)
+		}
+		ids := make([]string, len(after.nodes))
+		for i, n := range after.nodes {
+			ids[i] = n.ID
+		}
+		if _, err := nodes.WriteFile(raftLogEvidence, []byte(raftlog.Report(nodes.Path("data"), ids))); err != nil {
+			warn(raftLogEvidence, err)
 		}
 	}
 }

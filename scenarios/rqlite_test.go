@@ -16,6 +16,7 @@ import (
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/backends/rqlite/managed"
 	"github.com/storecheck/storecheck/evidence"
+	"github.com/storecheck/storecheck/internal/knownissues"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
@@ -283,11 +284,12 @@ func TestVersionGuardMutantOnRealCluster(t *testing.T) {
 func TestLeaderStall(t *testing.T) {
 	bin := needRqlited(t)
 	var o opened
-	dir := t.TempDir()
+	dir := keptOnFailure(t)
 	url := "rqlite+process:?nodes=3&level=strong&rqlited=" + bin
 	res := leaderStallScenario().Run(context.Background(), o.target(t, url),
 		Params{Seed: 1, OutDir: dir, Clients: 6, Executions: 2, Duration: 24 * time.Second})
 	t.Logf("%s %s %s", res.Verdict, res.Guarantee, res.Reason)
+	skipIfKnownIssue(t, res, dir, "leader-stall")
 	if res.Verdict != reports.Pass {
 		t.Fatalf("level strong: verdict %s (%s), want PASS", res.Verdict, res.Reason)
 	}
@@ -326,19 +328,52 @@ func TestLeaderStallCatchesWeakReads(t *testing.T) {
 	bin := needRqlited(t)
 	var o opened
 	url := "rqlite+process:?nodes=3&level=weak&rqlited=" + bin
-	var reasons []string
+	var reasons, struck []string
 	for _, seed := range []uint64{1, 2} {
+		dir := t.TempDir()
 		res := leaderStallScenario().Run(context.Background(), o.target(t, url),
-			Params{Seed: seed, OutDir: t.TempDir(), Clients: 8, Executions: 4, Duration: leaderStallDuration})
+			Params{Seed: seed, OutDir: dir, Clients: 8, Executions: 4, Duration: leaderStallDuration})
 		t.Logf("seed %d: %s %s %s", seed, res.Verdict, res.Guarantee, res.Reason)
 		if res.Verdict == reports.Fail && staleReadGuarantees[res.Guarantee] {
 			o.assertCleanedUp(t)
 			return
 		}
+		if is := knownIssueOf(res, dir, "leader-stall"); is != nil {
+			// The deposed leader's diverged log, not the weak read: this
+			// seed says nothing of the hazard either way.
+			kept := keptOnFailure(t)
+			_ = os.CopyFS(kept, os.DirFS(dir))
+			struck = append(struck, fmt.Sprintf("seed %d: known issue %s (%s), evidence in %s", seed, is.ID, is.Upstream, kept))
+			continue
+		}
 		reasons = append(reasons, fmt.Sprintf("seed %d: %s %s", seed, res.Verdict, res.Reason))
 	}
 	o.assertCleanedUp(t) // a run that caught nothing must leave nothing either
-	t.Fatalf("no stale read at the thawed leader in two runs at level weak:\n%s", strings.Join(reasons, "\n"))
+	if len(reasons) == 0 {
+		t.Skipf("NOT RUN: every seed was struck by a known upstream issue:\n%s", strings.Join(struck, "\n"))
+	}
+	t.Fatalf("no stale read at the thawed leader in two runs at level weak:\n%s", strings.Join(append(reasons, struck...), "\n"))
+}
+
+// knownIssueOf returns the known upstream issue that explains res, a run of
+// scenario on a process cluster whose folder is dir, by the run's own
+// evidence; nil when it is not a FAIL or no issue explains it.
+func knownIssueOf(res Result, dir, scenario string) *knownissues.Issue {
+	if res.Verdict != reports.Fail {
+		return nil
+	}
+	return knownissues.Match("rqlite+process", scenario, res.Guarantee, dir)
+}
+
+// skipIfKnownIssue reports the test NOT RUN when its run FAILed by a known
+// upstream issue (docs/KNOWN-ISSUES.md), naming it and the kept evidence: a
+// test that asserts a correct cluster passes cannot say so of a run the
+// server's own bug struck, and must not hide the FAIL as a PASS either.
+func skipIfKnownIssue(t *testing.T, res Result, dir, scenario string) {
+	t.Helper()
+	if is := knownIssueOf(res, dir, scenario); is != nil {
+		t.Skipf("NOT RUN: known upstream issue %s (%s) struck: %s; evidence in %s", is.ID, is.Upstream, res.Reason, dir)
+	}
 }
 
 // staleReadGuarantees are the guarantees a read served from an old state
@@ -410,7 +445,7 @@ func TestKillDuringInstall(t *testing.T) {
 func passFaultScenario(t *testing.T, o *opened, name, query string, d time.Duration) (Result, string, []evidence.Fault) {
 	t.Helper()
 	bin := needRqlited(t)
-	dir := t.TempDir()
+	dir := keptOnFailure(t)
 	sc, err := Lookup(name)
 	if err != nil {
 		t.Fatal(err)
@@ -427,6 +462,7 @@ func passFaultScenario(t *testing.T, o *opened, name, query string, d time.Durat
 	for _, f := range faults {
 		t.Logf("fault at %.1f s: %s %s", float64(f.StartNS)/1e9, f.Detail, f.Error)
 	}
+	skipIfKnownIssue(t, res, dir, name)
 	if res.Verdict != reports.Pass {
 		t.Fatalf("verdict %s (%s), want PASS", res.Verdict, res.Reason)
 	}

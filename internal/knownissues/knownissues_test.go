@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/storecheck/storecheck/backends/rqlite/raftlog"
 )
 
 func TestMatch(t *testing.T) {
@@ -68,6 +70,44 @@ func TestMatchSpinEvidence(t *testing.T) {
 		}
 		if got := Match("libsql+replica", "replica-lag-conflict", "phantom write", dir); got != nil && got.ID == is.ID {
 			t.Errorf("%s: a guarantee a stall cannot break matched", c.name)
+		}
+	}
+}
+
+// TestMatchDivergedRaftLogs: the heartbeat-term race is recognised by the
+// comparison of the nodes' Raft logs a divergence keeps (nodes/raftlog.txt)
+// when two nodes hold different entries of one term at an index, for the
+// guarantees a diverged node breaks; logs that agree, different terms (an
+// uncommitted tail), a stale read and another backend are not explained.
+func TestMatchDivergedRaftLogs(t *testing.T) {
+	is := Lookup("raft-heartbeat-term-race")
+	if is == nil {
+		t.Fatal("no raft-heartbeat-term-race in the catalogue")
+	}
+	head := "Raft logs read from each node's raft.db after the nodes were killed\nn1: 10241 entries, indexes 4933..15173\n"
+	broken := head + "index 9293: " + raftlog.BrokenMatching + ": the same term, different entries: n1 term 5 no-op; n3 term 5 command 92ca71a9fd9f \"SELECT\"\n"
+	for _, c := range []struct {
+		name, text, scheme, guarantee string
+		want                          bool
+	}{
+		{"same index and term, different entries", broken, "rqlite+process", "convergence", true},
+		{"the same, as a node short of a write", broken, "rqlite+process", "durability", true},
+		{"the same, read through as a lost update", broken, "rqlite+process", "lost update", true},
+		{"a stale read with the logs diverged", broken, "rqlite+process", "linearizability", false},
+		{"logs that agree", head + "every index that more than one of these logs holds holds the same entry in each\n", "rqlite+process", "convergence", false},
+		{"different terms", head + "index 9293: different entries, of different terms: n1 term 5 no-op; n3 term 4 no-op\n", "rqlite+process", "convergence", false},
+		{"another backend", broken, "libsql+replica", "convergence", false},
+	} {
+		dir := filepath.Join(t.TempDir(), "nodes")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, is.EvidenceSuffix), []byte(c.text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := Match(c.scheme, "leader-stall", c.guarantee, filepath.Dir(dir))
+		if (got != nil && got.ID == is.ID) != c.want {
+			t.Errorf("%s: matched %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/storecheck/storecheck/backends/internal/tmpfs"
 	"github.com/storecheck/storecheck/backends/rqlite"
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
+	"github.com/storecheck/storecheck/backends/rqlite/raftlog"
 	"github.com/storecheck/storecheck/chaos"
 	"github.com/storecheck/storecheck/conformance"
 	"github.com/storecheck/storecheck/model"
@@ -118,6 +119,15 @@ func TestSaveDataKeepsEachNodesFiles(t *testing.T) {
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 			t.Errorf("rqlited %d still runs after SaveData (%v)", pid, err)
 		}
+	}
+	// The kept Raft logs read back, and a healthy cluster's agree.
+	var ids []string
+	for _, n := range p.Nodes() {
+		ids = append(ids, n.ID)
+	}
+	report := raftlog.Report(out, ids)
+	if !strings.Contains(report, "holds the same entry in each") || strings.Count(report, " entries, indexes ") != 3 {
+		t.Errorf("the kept Raft logs:\n%s", report)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
