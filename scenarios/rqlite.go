@@ -262,7 +262,6 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 	out := historyResult(res)
 	notRecovered(&out, res)
 	after := checkAfterHeal(ctx, cs, res.History)
-	defer keepNodes(ctx, p, cl, after, nodeReader(cs))
 	if out.Verdict == reports.Pass && after.err != nil {
 		out.Verdict, out.Guarantee, out.Reason = reports.Fail, after.guarantee, rqOneLine(after.err.Error())
 	} else if out.Verdict == reports.Fail && after.diverged() {
@@ -274,6 +273,7 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 		out.Verdict, out.Guarantee = reports.Fail, GuaranteeRecovery
 		out.Reason = rqOneLine(GuaranteeRecovery + ": a node's tables could not be read after the heal: " + after.harness.Error())
 	}
+	logMatching(&out, inspectNodes(ctx, p, cl, after, nodeReader(cs)))
 	out.Metrics["settle_ms"] = float64(after.settled.Milliseconds())
 	events := tl.Faults()
 	faultMetrics(out.Metrics, res, events)

@@ -14,6 +14,7 @@ import (
 	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/workload"
 )
 
@@ -134,29 +135,84 @@ const (
 	raftLogEvidence = "raftlog.txt"
 )
 
-// rereads is how many times keepNodes reads every node again, rereadGap
+// rereads is how many times inspectNodes reads every node again, rereadGap
 // apart, before the nodes are stopped.
 const (
 	rereads   = 5
 	rereadGap = 200 * time.Millisecond
 )
 
-// keepNodes keeps the evidence of a divergence in the run's folder: each
-// node's tables as it served them (ID.json); each node read again rereads
-// times, with the versions it then served of the executions a node fell
-// short of (rereads.txt: a node that serves a version sometimes and not
-// always has the writes in its file and an old view on some connection);
-// and, from a cluster of processes, each node's data folder (its SQLite
-// file, Raft log and snapshots) copied after the nodes are killed, so that
-// what each node held can be read again (data/ID), and the comparison of
-// their Raft logs (raftlog.txt: an index where two nodes hold different
-// entries of the same term is a broken Log Matching, a consensus bug and
-// not a storecheck one). reread is nil when the
-// nodes cannot be read again. Nothing is kept when the nodes did not
-// diverge.
-func keepNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHeal, reread func(context.Context, string) (*model.Dump, error)) {
+// GuaranteeLogMatching is broken by nodes whose Raft logs hold different
+// entries of one term at one index (Raft's Log Matching property): they
+// applied different commands at the same position.
+const GuaranteeLogMatching = "log matching"
+
+// logMatching adds a broken Log Matching (inspectNodes' error) to out: the
+// verdict of a run that had passed, a note on one that had failed.
+func logMatching(out *Result, err error) {
+	switch {
+	case err == nil:
+	case out.Verdict == reports.Pass:
+		out.Verdict, out.Guarantee, out.Reason = reports.Fail, GuaranteeLogMatching, rqOneLine(err.Error())
+	default:
+		out.Reason += " (and " + rqOneLine(err.Error()) + ")"
+	}
+}
+
+// haltable is a cluster whose nodes storecheck can stop and whose files it
+// can then read (a cluster of processes).
+type haltable interface {
+	Halt(ctx context.Context) error
+	// Dir holds each node's data folder as Dir()/ID.
+	Dir() string
+	SaveData(ctx context.Context, dir string) error
+}
+
+// inspectNodes ends a fault run on the cluster's nodes. When they diverged
+// after the heal it reads each of them rereads more times first. Then, on
+// a cluster of processes, it stops them (SIGKILL) and compares their Raft
+// logs, and returns a broken Log Matching as an error: nodes that applied
+// different commands at one position, whatever their tables show. When the
+// nodes diverged or their logs broke Log Matching, the run's folder keeps
+// the evidence under nodes/: each node's tables as it served them
+// (ID.json); the re-reads, with the versions each served of the executions
+// a node fell short of (rereads.txt: a node that serves a version sometimes
+// and not always has the writes in its file and an old view on some
+// connection); each node's data folder, its SQLite file, Raft log and
+// snapshots (data/ID); and the comparison of the logs (raftlog.txt).
+// reread is nil when the nodes cannot be read again. The nodes stay down.
+func inspectNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHeal, reread func(context.Context, string) (*model.Dump, error)) error {
+	var again string
+	if after.diverged() && reread != nil {
+		again = readAgain(ctx, after, reread)
+	}
+	var logs string
+	var broken []raftlog.Mismatch
+	h, halts := cl.(haltable)
+	if halts {
+		ids := make([]string, 0, len(cl.Nodes()))
+		for _, n := range cl.Nodes() {
+			ids = append(ids, n.ID)
+		}
+		if err := h.Halt(ctx); err != nil {
+			logs = fmt.Sprintf("the nodes could not be stopped to read their Raft logs: %v\n", err)
+		} else {
+			logs, broken = raftlog.Report(h.Dir(), ids)
+		}
+	}
+	if after.diverged() || len(broken) > 0 {
+		keepNodes(ctx, p, after, again, logs, h, halts)
+	}
+	if len(broken) > 0 {
+		return fmt.Errorf("%s: %s", GuaranteeLogMatching, raftlog.Line(broken))
+	}
+	return nil
+}
+
+// keepNodes writes inspectNodes' evidence into the run's folder.
+func keepNodes(ctx context.Context, p Params, after afterHeal, again, logs string, h haltable, halted bool) {
 	f := folder(p)
-	if !after.diverged() || f.None() {
+	if f.None() {
 		return
 	}
 	warn := func(what string, err error) {
@@ -174,23 +230,17 @@ func keepNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHea
 			warn(n.ID+".json", err)
 		}
 	}
-	if reread != nil {
-		if _, err := nodes.WriteFile("rereads.txt", []byte(readAgain(ctx, after, reread))); err != nil {
-			warn("rereads.txt", err)
+	for name, text := range map[string]string{"rereads.txt": again, raftLogEvidence: logs} {
+		if text == "" {
+			continue
+		}
+		if _, err := nodes.WriteFile(name, []byte(text)); err != nil {
+			warn(name, err)
 		}
 	}
-	if saver, ok := cl.(interface {
-		SaveData(ctx context.Context, dir string) error
-	}); ok {
-		if err := saver.SaveData(ctx, nodes.Path("data")); err != nil {
+	if halted {
+		if err := h.SaveData(ctx, nodes.Path("data")); err != nil {
 			warn("data folders", err)
-		}
-		ids := make([]string, len(after.nodes))
-		for i, n := range after.nodes {
-			ids[i] = n.ID
-		}
-		if _, err := nodes.WriteFile(raftLogEvidence, []byte(raftlog.Report(nodes.Path("data"), ids))); err != nil {
-			warn(raftLogEvidence, err)
 		}
 	}
 }
@@ -254,7 +304,7 @@ func versions(d *model.Dump) map[string]int64 {
 	return out
 }
 
-// nodeReader reads a node of cs's cluster again, for keepNodes.
+// nodeReader reads a node of cs's cluster again, for inspectNodes.
 func nodeReader(cs clusterStore) func(context.Context, string) (*model.Dump, error) {
 	return func(ctx context.Context, id string) (*model.Dump, error) { return dumpNode(ctx, cs, id) }
 }

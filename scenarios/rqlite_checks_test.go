@@ -5,10 +5,15 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/storecheck/storecheck/backends/rqlite/cluster"
+	"github.com/storecheck/storecheck/backends/rqlite/raftlog"
+	"github.com/storecheck/storecheck/internal/knownissues"
 	"github.com/storecheck/storecheck/model"
+	"github.com/storecheck/storecheck/reports"
 )
 
 // tablesAt is a node's tables holding execution e0 at version v.
@@ -43,15 +48,20 @@ func TestJudgeNodesNamesWhoHoldsTheWrites(t *testing.T) {
 	}
 }
 
-// TestKeepNodesOnlyWhenTheyDiverged: each node's tables are kept as
-// nodes/ID.json when the nodes diverged, and nothing otherwise.
-func TestKeepNodesOnlyWhenTheyDiverged(t *testing.T) {
+// TestInspectNodesKeepsTheEvidenceOfADivergence: with nodes that agree
+// and a cluster that cannot be stopped nothing is kept; with nodes that
+// diverged each node's tables and the re-reads (with which version each
+// served) are kept as nodes/ID.json and nodes/rereads.txt.
+func TestInspectNodesKeepsTheEvidenceOfADivergence(t *testing.T) {
 	ctx := context.Background()
 	nodes := []nodeTables{tablesAt("n1", 276), tablesAt("n2", 313)}
-	g, err := judgeNodes(nodes, map[string]int64{"e0": 313}, 7)
+	acked := map[string]int64{"e0": 313}
+	g, err := judgeNodes(nodes, acked, 7)
 
 	quiet := t.TempDir()
-	keepNodes(ctx, Params{OutDir: quiet}, nil, afterHeal{nodes: nodes}, nil)
+	if err := inspectNodes(ctx, Params{OutDir: quiet}, nil, afterHeal{nodes: nodes}, nil); err != nil {
+		t.Errorf("nodes that agree: %v", err)
+	}
 	if _, serr := os.Stat(filepath.Join(quiet, nodesEvidence)); !os.IsNotExist(serr) {
 		t.Errorf("nodes that agree left %s (stat: %v)", nodesEvidence, serr)
 	}
@@ -69,7 +79,9 @@ func TestKeepNodesOnlyWhenTheyDiverged(t *testing.T) {
 		}
 		return tablesAt(id, 276).Dump, nil
 	}
-	keepNodes(ctx, Params{OutDir: dir}, nil, afterHeal{nodes: nodes, err: err, guarantee: g, acked: map[string]int64{"e0": 313}}, reread)
+	if err := inspectNodes(ctx, Params{OutDir: dir}, nil, afterHeal{nodes: nodes, err: err, guarantee: g, acked: acked}, reread); err != nil {
+		t.Errorf("a cluster that cannot be stopped has no logs to break: %v", err)
+	}
 	if reads != 2*rereads {
 		t.Errorf("%d re-reads, want %d", reads, 2*rereads)
 	}
@@ -94,5 +106,86 @@ func TestKeepNodesOnlyWhenTheyDiverged(t *testing.T) {
 		if back.ID != n.ID || len(back.Dump.Executions) != 1 || back.Dump.Executions[0].Version != n.Dump.Executions[0].Version {
 			t.Errorf("%s.json holds %+v, want %+v", n.ID, back, n)
 		}
+	}
+}
+
+// haltedCluster is a cluster of processes already stopped: its nodes'
+// folders, each with a raft.db, under dir.
+type haltedCluster struct {
+	cluster.Cluster // nil: nothing else is called
+	dir             string
+	ids             []string
+	halts           int
+}
+
+func (c *haltedCluster) Nodes() []cluster.Node {
+	out := make([]cluster.Node, len(c.ids))
+	for i, id := range c.ids {
+		out[i] = cluster.Node{ID: id}
+	}
+	return out
+}
+func (c *haltedCluster) Halt(context.Context) error { c.halts++; return nil }
+func (c *haltedCluster) Dir() string                { return c.dir }
+func (c *haltedCluster) SaveData(_ context.Context, dir string) error {
+	return os.CopyFS(dir, os.DirFS(c.dir))
+}
+
+// TestInspectNodesChecksLogMatching: on a cluster it can stop, the nodes'
+// Raft logs are compared after every run, not only after a divergence of
+// their tables: logs that agree pass and keep nothing; two entries of one
+// term at one index (the shape hashicorp/raft#695 leaves) fail the run as
+// log matching, naming the index and what each node holds, and keep the
+// logs' comparison and the data folders.
+func TestInspectNodesChecksLogMatching(t *testing.T) {
+	ctx := context.Background()
+	cmd := func(i, term uint64, sql string) raftlog.Entry {
+		return raftlog.Entry{Index: i, Term: term, Data: []byte("\x08" + sql)}
+	}
+	leader := []raftlog.Entry{cmd(9292, 4, "DELETE FROM timers"), {Index: 9293, Term: 5, Type: 1}}
+	stale := []raftlog.Entry{cmd(9292, 4, "DELETE FROM timers"), cmd(9293, 5, "SELECT version FROM executions")}
+	build := func(logs map[string][]raftlog.Entry) *haltedCluster {
+		c := &haltedCluster{dir: t.TempDir(), ids: []string{"n1", "n2", "n3"}}
+		for id, entries := range logs {
+			if err := os.MkdirAll(filepath.Join(c.dir, id), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := raftlog.Write(filepath.Join(c.dir, id, "raft.db"), entries); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return c
+	}
+
+	agreeing := build(map[string][]raftlog.Entry{"n1": leader, "n2": leader, "n3": leader})
+	out := t.TempDir()
+	if err := inspectNodes(ctx, Params{OutDir: out}, agreeing, afterHeal{}, nil); err != nil || agreeing.halts != 1 {
+		t.Errorf("logs that agree: %v (halted %d times)", err, agreeing.halts)
+	}
+	if _, serr := os.Stat(filepath.Join(out, nodesEvidence)); !os.IsNotExist(serr) {
+		t.Errorf("logs that agree left %s (stat: %v)", nodesEvidence, serr)
+	}
+
+	diverged := build(map[string][]raftlog.Entry{"n1": leader, "n2": leader, "n3": stale})
+	out = t.TempDir()
+	err := inspectNodes(ctx, Params{OutDir: out}, diverged, afterHeal{}, nil)
+	if err == nil || !strings.HasPrefix(err.Error(), GuaranteeLogMatching+": ") || !strings.Contains(err.Error(), "index 9293: n1 term 5 no-op; n2 term 5 no-op; n3 term 5 command") {
+		t.Fatalf("n3 holding another term-5 entry at 9293: %v", err)
+	}
+	var res Result
+	res.Verdict = reports.Pass
+	logMatching(&res, err)
+	if res.Verdict != reports.Fail || res.Guarantee != GuaranteeLogMatching {
+		t.Errorf("a passing run with the logs broken: %s %s", res.Verdict, res.Guarantee)
+	}
+	if is := knownissues.Lookup("raft-heartbeat-term-race"); is == nil || !slices.Contains(is.Guarantees, GuaranteeLogMatching) {
+		t.Errorf("the known issue does not explain %q: %+v", GuaranteeLogMatching, is)
+	}
+	txt, rerr := os.ReadFile(filepath.Join(out, nodesEvidence, raftLogEvidence))
+	if rerr != nil || !strings.Contains(string(txt), raftlog.BrokenMatching) {
+		t.Errorf("raftlog.txt: %v\n%s", rerr, txt)
+	}
+	if _, serr := os.Stat(filepath.Join(out, nodesEvidence, "data", "n3", "raft.db")); serr != nil {
+		t.Errorf("n3's data folder not kept: %v", serr)
 	}
 }

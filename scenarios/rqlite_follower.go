@@ -202,12 +202,13 @@ func runReadHazard(ctx context.Context, t Target, p Params, name string,
 	faultMetrics(out.Metrics, res, events)
 	// The checks after the heal run whatever the history's verdict: a
 	// node that lost acknowledged writes explains a heal read that did not
-	// see them (a lost update in the history), and its files are kept.
+	// see them (a lost update in the history); then the nodes are stopped
+	// and their Raft logs compared (inspectNodes).
 	after := checkAfterHeal(ctx, cs, res.History)
-	defer keepNodes(ctx, p, cl, after, nodeReader(cs))
 	if out.Verdict == reports.Pass && after.err != nil {
 		out.Verdict, out.Guarantee, out.Reason = reports.Fail, after.guarantee, rqOneLine(after.err.Error())
 	}
+	inspected := inspectNodes(ctx, p, cl, after, nodeReader(cs))
 	if out.Verdict == reports.Fail && out.Guarantee == linearizability.ErrLinearizability.Error() {
 		// Name the level, the node and what was in place when the read
 		// went back: at level none a follower lags even with no fault.
@@ -220,6 +221,7 @@ func runReadHazard(ctx context.Context, t Target, p Params, name string,
 	if out.Verdict == reports.Fail && out.Guarantee != after.guarantee && after.diverged() {
 		out.Reason += " (and after the heal, " + rqOneLine(after.err.Error()) + ")"
 	}
+	logMatching(&out, inspected)
 	if res.Verdict == linearizability.Illegal {
 		visualizeFaults(ctx, p, res, events)
 	}

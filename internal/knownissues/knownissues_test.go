@@ -90,7 +90,8 @@ func TestMatchDivergedRaftLogs(t *testing.T) {
 		name, text, scheme, guarantee string
 		want                          bool
 	}{
-		{"same index and term, different entries", broken, "rqlite+process", "convergence", true},
+		{"same index and term, different entries", broken, "rqlite+process", "log matching", true},
+		{"the same, as nodes that differ", broken, "rqlite+process", "convergence", true},
 		{"the same, as a node short of a write", broken, "rqlite+process", "durability", true},
 		{"the same, read through as a lost update", broken, "rqlite+process", "lost update", true},
 		{"a stale read with the logs diverged", broken, "rqlite+process", "linearizability", false},

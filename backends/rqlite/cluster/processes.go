@@ -243,17 +243,26 @@ func (p *Processes) PIDs() []int { return p.sup.pids() }
 // it exists only while Isolate has rules in it, and Close deletes it.
 func (p *Processes) Chain() string { return p.fw.chain }
 
-// SaveData kills every node (SIGKILL: its files stay as they were at that
-// moment) and copies each node's data folder — its SQLite file, Raft log
-// and snapshots — into dir/ID: the evidence of a run whose nodes disagree.
-// The nodes stay down; Close still removes everything.
-func (p *Processes) SaveData(ctx context.Context, dir string) error {
+// Halt kills every node that runs (SIGKILL: each node's files stay as they
+// were at that moment), for reading them: the nodes stay down, and Close
+// still removes everything.
+func (p *Processes) Halt(ctx context.Context) error {
 	var errs []error
 	for _, n := range p.Nodes() {
+		if _, err := p.sup.get(n.ID); err != nil { // not running
+			continue
+		}
 		if err := p.Kill(ctx, n.ID); err != nil {
-			errs = append(errs, fmt.Errorf("save data: kill %s: %w", n.ID, err))
+			errs = append(errs, fmt.Errorf("halt: kill %s: %w", n.ID, err))
 		}
 	}
+	return errors.Join(errs...)
+}
+
+// SaveData copies each node's data folder into dir/ID: the evidence of a
+// run whose nodes disagree. The nodes must be halted (Halt).
+func (p *Processes) SaveData(ctx context.Context, dir string) error {
+	var errs []error
 	for _, n := range p.Nodes() {
 		if err := ctx.Err(); err != nil {
 			return errors.Join(append(errs, err)...)

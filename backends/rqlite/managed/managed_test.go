@@ -88,9 +88,9 @@ func TestProcessCleanup(t *testing.T) {
 }
 
 // TestSaveDataKeepsEachNodesFiles: the evidence of diverged nodes is each
-// node's data folder, copied after the nodes are killed; the copy holds the
-// node's Raft log and SQLite file, no node runs after it, and Close still
-// removes the cluster.
+// node's data folder, copied after the nodes are halted (killed); the copy
+// holds the node's Raft log and SQLite file, no node runs after Halt, and
+// Close still removes the cluster.
 func TestSaveDataKeepsEachNodesFiles(t *testing.T) {
 	bin := needRqlited(t)
 	ctx := context.Background()
@@ -105,6 +105,12 @@ func TestSaveDataKeepsEachNodesFiles(t *testing.T) {
 	p := s.Cluster().(*cluster.Processes)
 	pids, dir := p.PIDs(), p.Dir()
 	out := t.TempDir()
+	if err := p.Halt(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Halt(ctx); err != nil { // nothing left to kill
+		t.Errorf("a second Halt: %v", err)
+	}
 	if err := p.SaveData(ctx, out); err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +123,7 @@ func TestSaveDataKeepsEachNodesFiles(t *testing.T) {
 	}
 	for _, pid := range pids {
 		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("rqlited %d still runs after SaveData (%v)", pid, err)
+			t.Errorf("rqlited %d still runs after Halt (%v)", pid, err)
 		}
 	}
 	// The kept Raft logs read back, and a healthy cluster's agree.
@@ -125,8 +131,8 @@ func TestSaveDataKeepsEachNodesFiles(t *testing.T) {
 	for _, n := range p.Nodes() {
 		ids = append(ids, n.ID)
 	}
-	report := raftlog.Report(out, ids)
-	if !strings.Contains(report, "holds the same entry in each") || strings.Count(report, " entries, indexes ") != 3 {
+	report, broken := raftlog.Report(out, ids)
+	if len(broken) > 0 || !strings.Contains(report, "holds the same entry in each") || strings.Count(report, " entries, indexes ") != 3 {
 		t.Errorf("the kept Raft logs:\n%s", report)
 	}
 	if err := s.Close(); err != nil {

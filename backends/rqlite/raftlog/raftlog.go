@@ -202,8 +202,11 @@ const BrokenMatching = "Log Matching broken"
 
 // Report reads the raft.db of each node under dir (dir/ID/raft.db, from
 // nodes that are not running), compares them and says what it found, one
-// line per node and one per index where the nodes differ.
-func Report(dir string, ids []string) string {
+// line per node and one per index where the nodes differ; broken are the
+// indexes where Log Matching is broken (the same term, different entries).
+// A file that cannot be read is said so in the text, and compared no
+// further.
+func Report(dir string, ids []string) (text string, broken []Mismatch) {
 	var b strings.Builder
 	b.WriteString("Raft logs read from each node's raft.db after the nodes were killed\n")
 	logs := map[string][]Entry{}
@@ -223,23 +226,40 @@ func Report(dir string, ids []string) string {
 	ms := Compare(logs)
 	if len(ms) == 0 {
 		fmt.Fprintf(&b, "every index that more than one of these logs holds holds the same entry in each\n")
-		return b.String()
+		return b.String(), nil
 	}
 	for _, m := range ms {
 		what := "different entries, of different terms"
 		if m.SameTerm {
 			what = BrokenMatching + ": the same term, different entries"
+			broken = append(broken, m)
 		}
-		nodes := make([]string, 0, len(m.Held))
-		for id := range m.Held {
-			nodes = append(nodes, id)
-		}
-		slices.Sort(nodes)
-		held := make([]string, len(nodes))
-		for i, id := range nodes {
-			held[i] = id + " " + m.Held[id]
-		}
-		fmt.Fprintf(&b, "index %d: %s: %s\n", m.Index, what, strings.Join(held, "; "))
+		fmt.Fprintf(&b, "index %d: %s: %s\n", m.Index, what, m.held())
 	}
-	return b.String()
+	return b.String(), broken
+}
+
+// Line says in one line where Log Matching is broken, for a reason.
+func Line(broken []Mismatch) string {
+	if len(broken) == 0 {
+		return ""
+	}
+	more := ""
+	if len(broken) > 1 {
+		more = fmt.Sprintf(" (and %d more indexes)", len(broken)-1)
+	}
+	return fmt.Sprintf("the nodes' Raft logs hold different entries of one term at index %d: %s%s", broken[0].Index, broken[0].held(), more)
+}
+
+// held says what each node holds, nodes in name order.
+func (m Mismatch) held() string {
+	nodes := make([]string, 0, len(m.Held))
+	for id := range m.Held {
+		nodes = append(nodes, id)
+	}
+	slices.Sort(nodes)
+	for i, id := range nodes {
+		nodes[i] = id + " " + m.Held[id]
+	}
+	return strings.Join(nodes, "; ")
 }

@@ -1,7 +1,6 @@
 package raftlog
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,67 +8,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 )
-
-// putUint appends v as a msgpack unsigned integer.
-func putUint(b []byte, v uint64) []byte {
-	switch {
-	case v <= 0x7f:
-		return append(b, byte(v))
-	case v <= 0xff:
-		return append(b, 0xcc, byte(v))
-	case v <= 0xffff:
-		return binary.BigEndian.AppendUint16(append(b, 0xcd), uint16(v))
-	}
-	return binary.BigEndian.AppendUint64(append(b, 0xcf), v)
-}
-
-func putStr(b []byte, s string) []byte {
-	if len(s) < 32 {
-		return append(append(b, 0xa0|byte(len(s))), s...)
-	}
-	return append(binary.BigEndian.AppendUint16(append(b, 0xda), uint16(len(s))), s...)
-}
-
-// encodeLog encodes an entry as go-msgpack writes hashicorp/raft's Log:
-// a map of six fields, Data as raw bytes, Extensions nil, AppendedAt as a
-// timestamp extension (here a fixext 8), in the order the struct has them.
-func encodeLog(e Entry) []byte {
-	b := []byte{0x86}
-	b = putUint(putStr(b, "Index"), e.Index)
-	b = putUint(putStr(b, "Term"), e.Term)
-	b = putUint(putStr(b, "Type"), uint64(e.Type))
-	b = putStr(putStr(b, "Data"), string(e.Data))
-	b = append(putStr(b, "Extensions"), 0xc0)
-	b = append(putStr(b, "AppendedAt"), 0xd7, 0xff, 1, 2, 3, 4, 5, 6, 7, 8)
-	return b
-}
-
-// writeLog writes entries as a raft-boltdb file in dir and returns its path.
-func writeLog(t *testing.T, dir string, entries []Entry) string {
-	t.Helper()
-	path := filepath.Join(dir, "raft.db")
-	db, err := bolt.Open(path, 0o600, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucket(logsBucket)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if err := b.Put(binary.BigEndian.AppendUint64(nil, e.Index), encodeLog(e)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
 func cmd(index, term uint64, sql string) Entry {
 	return Entry{Index: index, Term: term, Type: typeCommand, Data: []byte("\x08\x02\x12" + sql + "\x12\x04")}
@@ -86,7 +24,11 @@ func TestCompareFindsTheShapeSeen(t *testing.T) {
 	stale := append(append([]Entry(nil), common...), cmd(9293, 5, "SELECT version FROM executions"), cmd(9294, 5, "UPDATE executions"))
 	logs := map[string][]Entry{}
 	for node, entries := range map[string][]Entry{"n1": leader, "n2": leader, "n3": stale} {
-		got, err := Read(writeLog(t, t.TempDir(), entries))
+		path := filepath.Join(t.TempDir(), "raft.db")
+		if err := Write(path, entries); err != nil {
+			t.Fatal(err)
+		}
+		got, err := Read(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +49,9 @@ func TestCompareFindsTheShapeSeen(t *testing.T) {
 	}
 	// Bootstrap configurations list the same servers in each node's own
 	// order: not a mismatch. A configuration against a command is.
-	boot := func(servers string) []Entry { return []Entry{{Index: 1, Term: 1, Type: typeConfig, Data: []byte(servers)}} }
+	boot := func(servers string) []Entry {
+		return []Entry{{Index: 1, Term: 1, Type: typeConfig, Data: []byte(servers)}}
+	}
 	if ms := Compare(map[string][]Entry{"n1": boot("n1 n2"), "n2": boot("n2 n1")}); len(ms) != 0 {
 		t.Errorf("bootstrap configurations in two orders: %+v", ms)
 	}
