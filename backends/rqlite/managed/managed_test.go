@@ -87,18 +87,26 @@ func TestProcessCleanup(t *testing.T) {
 	}
 }
 
+// openThreeProcesses opens a store on a cluster of three rqlited
+// processes, closed when the test ends, or reports the test NOT RUN.
+func openThreeProcesses(t *testing.T) *Store {
+	t.Helper()
+	bin := needRqlited(t)
+	s, err := Open(context.Background(), Options{Kind: Process, Nodes: 3, Rqlited: bin}, model.DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // TestSaveDataKeepsEachNodesFiles: the evidence of diverged nodes is each
 // node's data folder, copied after the nodes are halted (killed); the copy
 // holds the node's Raft log and SQLite file, no node runs after Halt, and
 // Close still removes the cluster.
 func TestSaveDataKeepsEachNodesFiles(t *testing.T) {
-	bin := needRqlited(t)
 	ctx := context.Background()
-	s, err := Open(ctx, Options{Kind: Process, Nodes: 3, Rqlited: bin}, model.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openThreeProcesses(t)
 	if err := s.Commit(ctx, &model.Execution{ID: "e0", DefinitionID: "d", Status: "running"}, model.Batch{}); err != nil {
 		t.Fatal(err)
 	}
@@ -257,13 +265,8 @@ func TestServerFlagsReachRqlited(t *testing.T) {
 // live cluster, heals it, and checks that the cluster serves again with a
 // leader, and that the faults that move leadership measured it.
 func TestEveryFaultOnProcesses(t *testing.T) {
-	bin := needRqlited(t)
 	ctx := context.Background()
-	s, err := Open(ctx, Options{Kind: Process, Nodes: 3, Rqlited: bin}, model.DefaultConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openThreeProcesses(t)
 	ctl := cluster.Control{Cluster: s.Cluster()}
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, f := range append(chaos.All(), chaos.Restart{Node: "n2"}) {
