@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -247,7 +249,9 @@ func keepNodes(ctx context.Context, p Params, after afterHeal, again, logs strin
 
 // readAgain reads every node rereads times and says, per read, which
 // version it served of each execution some node was short of in the
-// checks' read.
+// checks' read, and a digest of all it served (the same digest on every
+// read of a node: its view did not move; the same on two nodes: they now
+// agree).
 func readAgain(ctx context.Context, after afterHeal, reread func(context.Context, string) (*model.Dump, error)) string {
 	short := map[string]bool{}
 	for _, n := range after.nodes {
@@ -265,11 +269,16 @@ func readAgain(ctx context.Context, after afterHeal, reread func(context.Context
 	slices.Sort(ids)
 	var b strings.Builder
 	fmt.Fprintf(&b, "each node read %d more times at level none, %v apart, after the checks' read\n", rereads, rereadGap)
-	fmt.Fprintf(&b, "acknowledged:")
-	for _, id := range ids {
-		fmt.Fprintf(&b, " %s v%d", id, after.acked[id])
+	if len(ids) > 0 {
+		fmt.Fprintf(&b, "acknowledged:")
+		for _, id := range ids {
+			fmt.Fprintf(&b, " %s v%d", id, after.acked[id])
+		}
+		b.WriteString("\n")
 	}
-	b.WriteString("\n")
+	for _, n := range after.nodes {
+		fmt.Fprintf(&b, "checks' read, node %s: tables %s\n", n.ID, digest(n.Dump))
+	}
 	for i := range rereads {
 		if i > 0 {
 			select {
@@ -289,10 +298,20 @@ func readAgain(ctx context.Context, after afterHeal, reread func(context.Context
 			for _, id := range ids {
 				fmt.Fprintf(&b, " %s v%d", id, held[id])
 			}
-			b.WriteString("\n")
+			fmt.Fprintf(&b, " tables %s\n", digest(d))
 		}
 	}
 	return b.String()
+}
+
+// digest is a short hash of a node's tables as JSON.
+func digest(d *model.Dump) string {
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:6])
 }
 
 // versions maps each execution of d to its version.
