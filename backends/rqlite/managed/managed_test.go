@@ -102,8 +102,9 @@ func openThreeProcesses(t *testing.T) *Store {
 
 // TestSaveDataKeepsEachNodesFiles: the evidence of diverged nodes is each
 // node's data folder, copied after the nodes are halted (killed); the copy
-// holds the node's Raft log and SQLite file, no node runs after Halt, and
-// Close still removes the cluster.
+// holds the node's Raft log and SQLite file, no node runs after Halt, the
+// kept logs agree — and stop agreeing when one node's copy of a commit is
+// rewritten — and Close still removes the cluster.
 func TestSaveDataKeepsEachNodesFiles(t *testing.T) {
 	ctx := context.Background()
 	s := openThreeProcesses(t)
@@ -142,6 +143,32 @@ func TestSaveDataKeepsEachNodesFiles(t *testing.T) {
 	report, broken := raftlog.Report(out, ids)
 	if len(broken) > 0 || !strings.Contains(report, "holds the same entry in each") || strings.Count(report, " entries, indexes ") != 3 {
 		t.Errorf("the kept Raft logs:\n%s", report)
+	}
+	// A deliberately broken log: n3's copy of the commit above rewritten
+	// in place, same index and term, other statements (the shape
+	// hashicorp/raft#695 leaves). The comparison must name that index.
+	n3 := filepath.Join(out, "n3", "raft.db")
+	entries, err := raftlog.Read(n3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var last *raftlog.Entry
+	for i := range entries {
+		if entries[i].Type == 0 && strings.Contains(string(entries[i].Data), "INSERT") {
+			last = &entries[i]
+		}
+	}
+	if last == nil {
+		t.Fatalf("no commit in n3's log of %d entries", len(entries))
+	}
+	forged := *last
+	forged.Data = []byte(strings.Replace(string(last.Data), "INSERT", "REPLACE", 1))
+	if err := raftlog.Write(n3, []raftlog.Entry{forged}); err != nil {
+		t.Fatal(err)
+	}
+	report, broken = raftlog.Report(out, ids)
+	if len(broken) != 1 || broken[0].Index != last.Index || !strings.Contains(report, raftlog.BrokenMatching) {
+		t.Errorf("n3's entry %d rewritten, the comparison found %+v:\n%s", last.Index, broken, report)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
