@@ -344,6 +344,7 @@ func TestLeaderStallCatchesWeakReads(t *testing.T) {
 			kept := keptOnFailure(t)
 			_ = os.CopyFS(kept, os.DirFS(dir))
 			struck = append(struck, fmt.Sprintf("seed %d: known issue %s (%s), evidence in %s", seed, is.ID, is.Upstream, kept))
+			t.Log(struck[len(struck)-1])
 			continue
 		}
 		reasons = append(reasons, fmt.Sprintf("seed %d: %s %s", seed, res.Verdict, res.Reason))
