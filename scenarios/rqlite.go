@@ -273,7 +273,7 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 		out.Verdict, out.Guarantee = reports.Fail, GuaranteeRecovery
 		out.Reason = rqOneLine(GuaranteeRecovery + ": a node's tables could not be read after the heal: " + after.harness.Error())
 	}
-	logMatching(&out, inspectNodes(ctx, p, cl, after, nodeReader(cs)))
+	inspectNodes(ctx, p, cl, after, nodeReader(cs)).apply(&out)
 	out.Metrics["settle_ms"] = float64(after.settled.Milliseconds())
 	events := tl.Faults()
 	faultMetrics(out.Metrics, res, events)

@@ -149,18 +149,6 @@ const (
 // applied different commands at the same position.
 const GuaranteeLogMatching = "log matching"
 
-// logMatching adds a broken Log Matching (inspectNodes' error) to out: the
-// verdict of a run that had passed, a note on one that had failed.
-func logMatching(out *Result, err error) {
-	switch {
-	case err == nil:
-	case out.Verdict == reports.Pass:
-		out.Verdict, out.Guarantee, out.Reason = reports.Fail, GuaranteeLogMatching, rqOneLine(err.Error())
-	default:
-		out.Reason += " (and " + rqOneLine(err.Error()) + ")"
-	}
-}
-
 // haltable is a cluster whose nodes storecheck can stop and whose files it
 // can then read (a cluster of processes).
 type haltable interface {
@@ -173,8 +161,8 @@ type haltable interface {
 // inspectNodes ends a fault run on the cluster's nodes. When they diverged
 // after the heal it reads each of them rereads more times first. Then, on
 // a cluster of processes, it stops them (SIGKILL) and compares their Raft
-// logs, and returns a broken Log Matching as an error: nodes that applied
-// different commands at one position, whatever their tables show. When the
+// logs: a broken Log Matching is nodes that applied different commands at
+// one position, whatever their tables show. When the
 // nodes diverged or their logs broke Log Matching, the run's folder keeps
 // the evidence under nodes/: each node's tables as it served them
 // (ID.json); the re-reads, with the versions each served of the executions
@@ -183,32 +171,62 @@ type haltable interface {
 // connection); each node's data folder, its SQLite file, Raft log and
 // snapshots (data/ID); and the comparison of the logs (raftlog.txt).
 // reread is nil when the nodes cannot be read again. The nodes stay down.
-func inspectNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHeal, reread func(context.Context, string) (*model.Dump, error)) error {
+// It returns what it found of the logs, for logCheck.apply.
+func inspectNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHeal, reread func(context.Context, string) (*model.Dump, error)) (logs logCheck) {
 	var again string
 	if after.diverged() && reread != nil {
 		again = readAgain(ctx, after, reread)
 	}
-	var logs string
-	var broken []raftlog.Mismatch
+	var c raftlog.Comparison
 	h, halts := cl.(haltable)
 	if halts {
+		logs.checked = true
 		ids := make([]string, 0, len(cl.Nodes()))
 		for _, n := range cl.Nodes() {
 			ids = append(ids, n.ID)
 		}
 		if err := h.Halt(ctx); err != nil {
-			logs = fmt.Sprintf("the nodes could not be stopped to read their Raft logs: %v\n", err)
+			c.Text = fmt.Sprintf("the nodes could not be stopped to read their Raft logs: %v\n", err)
+			c.Unread = ids
 		} else {
-			logs, broken = raftlog.Report(h.Dir(), ids)
+			c = raftlog.Report(h.Dir(), ids)
 		}
+		logs.compared, logs.unread = c.Shared, len(c.Unread)
 	}
-	if after.diverged() || len(broken) > 0 {
-		keepNodes(ctx, p, after, again, logs, h, halts)
+	if after.diverged() || len(c.Broken) > 0 {
+		keepNodes(ctx, p, after, again, c.Text, h, halts)
 	}
-	if len(broken) > 0 {
-		return fmt.Errorf("%s: %s", GuaranteeLogMatching, raftlog.Line(broken))
+	if len(c.Broken) > 0 {
+		logs.err = fmt.Errorf("%s: %s", GuaranteeLogMatching, raftlog.Line(c.Broken))
 	}
-	return nil
+	return logs
+}
+
+// logCheck is what inspectNodes found of the nodes' Raft logs.
+type logCheck struct {
+	checked bool // the cluster's logs could be looked at (processes)
+	// compared is how many indexes more than one node's log held; unread
+	// how many nodes' logs could not be read.
+	compared, unread int
+	err              error // a broken Log Matching
+}
+
+// apply puts the comparison into out: its figures (so that a run whose
+// logs could not be compared shows it), and a broken Log Matching as the
+// verdict of a run that had passed, a note on one that had failed.
+func (l logCheck) apply(out *Result) {
+	if !l.checked {
+		return
+	}
+	out.Metrics["raft_indexes_compared"] = float64(l.compared)
+	out.Metrics["raft_logs_unread"] = float64(l.unread)
+	switch {
+	case l.err == nil:
+	case out.Verdict == reports.Pass:
+		out.Verdict, out.Guarantee, out.Reason = reports.Fail, GuaranteeLogMatching, rqOneLine(l.err.Error())
+	default:
+		out.Reason += " (and " + rqOneLine(l.err.Error()) + ")"
+	}
 }
 
 // keepNodes writes inspectNodes' evidence into the run's folder.

@@ -59,8 +59,8 @@ func TestInspectNodesKeepsTheEvidenceOfADivergence(t *testing.T) {
 	g, err := judgeNodes(nodes, acked, 7)
 
 	quiet := t.TempDir()
-	if err := inspectNodes(ctx, Params{OutDir: quiet}, nil, afterHeal{nodes: nodes}, nil); err != nil {
-		t.Errorf("nodes that agree: %v", err)
+	if l := inspectNodes(ctx, Params{OutDir: quiet}, nil, afterHeal{nodes: nodes}, nil); l.err != nil || l.checked {
+		t.Errorf("nodes that agree, on a cluster that cannot be stopped: %+v", l)
 	}
 	if _, serr := os.Stat(filepath.Join(quiet, nodesEvidence)); !os.IsNotExist(serr) {
 		t.Errorf("nodes that agree left %s (stat: %v)", nodesEvidence, serr)
@@ -79,8 +79,8 @@ func TestInspectNodesKeepsTheEvidenceOfADivergence(t *testing.T) {
 		}
 		return tablesAt(id, 276).Dump, nil
 	}
-	if err := inspectNodes(ctx, Params{OutDir: dir}, nil, afterHeal{nodes: nodes, err: err, guarantee: g, acked: acked}, reread); err != nil {
-		t.Errorf("a cluster that cannot be stopped has no logs to break: %v", err)
+	if l := inspectNodes(ctx, Params{OutDir: dir}, nil, afterHeal{nodes: nodes, err: err, guarantee: g, acked: acked}, reread); l.err != nil {
+		t.Errorf("a cluster that cannot be stopped has no logs to break: %v", l.err)
 	}
 	if reads != 2*rereads {
 		t.Errorf("%d re-reads, want %d", reads, 2*rereads)
@@ -161,8 +161,14 @@ func TestInspectNodesChecksLogMatching(t *testing.T) {
 
 	agreeing := build(map[string][]raftlog.Entry{"n1": leader, "n2": leader, "n3": leader})
 	out := t.TempDir()
-	if err := inspectNodes(ctx, Params{OutDir: out}, agreeing, afterHeal{}, nil); err != nil || agreeing.halts != 1 {
-		t.Errorf("logs that agree: %v (halted %d times)", err, agreeing.halts)
+	l := inspectNodes(ctx, Params{OutDir: out}, agreeing, afterHeal{}, nil)
+	if l.err != nil || !l.checked || l.compared != 2 || l.unread != 0 || agreeing.halts != 1 {
+		t.Errorf("logs that agree: %+v (halted %d times)", l, agreeing.halts)
+	}
+	passed := Result{Verdict: reports.Pass, Metrics: map[string]float64{}}
+	l.apply(&passed)
+	if passed.Verdict != reports.Pass || passed.Metrics["raft_indexes_compared"] != 2 {
+		t.Errorf("logs that agree, applied: %s %v", passed.Verdict, passed.Metrics)
 	}
 	if _, serr := os.Stat(filepath.Join(out, nodesEvidence)); !os.IsNotExist(serr) {
 		t.Errorf("logs that agree left %s (stat: %v)", nodesEvidence, serr)
@@ -170,15 +176,33 @@ func TestInspectNodesChecksLogMatching(t *testing.T) {
 
 	diverged := build(map[string][]raftlog.Entry{"n1": leader, "n2": leader, "n3": stale})
 	out = t.TempDir()
-	err := inspectNodes(ctx, Params{OutDir: out}, diverged, afterHeal{}, nil)
+	l = inspectNodes(ctx, Params{OutDir: out}, diverged, afterHeal{}, nil)
+	err := l.err
 	if err == nil || !strings.HasPrefix(err.Error(), GuaranteeLogMatching+": ") || !strings.Contains(err.Error(), "index 9293: n1 term 5 no-op; n2 term 5 no-op; n3 term 5 command") {
 		t.Fatalf("n3 holding another term-5 entry at 9293: %v", err)
 	}
-	var res Result
-	res.Verdict = reports.Pass
-	logMatching(&res, err)
+	res := Result{Verdict: reports.Pass, Metrics: map[string]float64{}}
+	l.apply(&res)
 	if res.Verdict != reports.Fail || res.Guarantee != GuaranteeLogMatching {
 		t.Errorf("a passing run with the logs broken: %s %s", res.Verdict, res.Guarantee)
+	}
+	failed := Result{Verdict: reports.Fail, Guarantee: "linearizability", Reason: "stale read", Metrics: map[string]float64{}}
+	l.apply(&failed)
+	if failed.Guarantee != "linearizability" || !strings.Contains(failed.Reason, "stale read (and "+GuaranteeLogMatching+": ") {
+		t.Errorf("a failed run with the logs broken: %s %q", failed.Guarantee, failed.Reason)
+	}
+
+	// A node whose log cannot be read: nothing compared with it, and the
+	// figures say so.
+	unreadable := build(map[string][]raftlog.Entry{"n1": leader, "n2": leader})
+	if err := os.MkdirAll(filepath.Join(unreadable.dir, "n3"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(unreadable.dir, "n3", "raft.db"), []byte("junk"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if l := inspectNodes(ctx, Params{OutDir: t.TempDir()}, unreadable, afterHeal{}, nil); l.unread != 1 || l.compared != 2 || l.err != nil {
+		t.Errorf("n3's log unreadable: %+v", l)
 	}
 	if is := knownissues.Lookup("raft-heartbeat-term-race"); is == nil || !slices.Contains(is.Guarantees, GuaranteeLogMatching) {
 		t.Errorf("the known issue does not explain %q: %+v", GuaranteeLogMatching, is)

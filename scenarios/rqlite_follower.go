@@ -221,7 +221,7 @@ func runReadHazard(ctx context.Context, t Target, p Params, name string,
 	if out.Verdict == reports.Fail && out.Guarantee != after.guarantee && after.diverged() {
 		out.Reason += " (and after the heal, " + rqOneLine(after.err.Error()) + ")"
 	}
-	logMatching(&out, inspected)
+	inspected.apply(&out)
 	if res.Verdict == linearizability.Illegal {
 		visualizeFaults(ctx, p, res, events)
 	}

@@ -91,6 +91,12 @@ type Mismatch struct {
 // Compare returns the indexes that more than one node holds where the
 // nodes' entries differ, in index order.
 func Compare(logs map[string][]Entry) []Mismatch {
+	ms, _ := compare(logs)
+	return ms
+}
+
+// compare is Compare, and how many indexes more than one node holds.
+func compare(logs map[string][]Entry) (out []Mismatch, shared int) {
 	byIndex := map[uint64]map[string]Entry{}
 	for node, entries := range logs {
 		for _, e := range entries {
@@ -100,9 +106,12 @@ func Compare(logs map[string][]Entry) []Mismatch {
 			byIndex[e.Index][node] = e
 		}
 	}
-	var out []Mismatch
 	for idx, held := range byIndex {
-		if len(held) < 2 || agree(held) {
+		if len(held) < 2 {
+			continue
+		}
+		shared++
+		if agree(held) {
 			continue
 		}
 		m := Mismatch{Index: idx, SameTerm: true, Held: map[string]string{}}
@@ -118,7 +127,7 @@ func Compare(logs map[string][]Entry) []Mismatch {
 		out = append(out, m)
 	}
 	slices.SortFunc(out, func(a, b Mismatch) int { return cmpUint(a.Index, b.Index) })
-	return out
+	return out, shared
 }
 
 // agree says whether every node holds the same entry. Configuration
@@ -200,13 +209,25 @@ func firstSQL(data []byte) string {
 // (internal/knownissues).
 const BrokenMatching = "Log Matching broken"
 
+// Comparison is what Report found.
+type Comparison struct {
+	// Text says it, one line per node and one per index where the nodes
+	// differ.
+	Text string
+	// Broken are the indexes where Log Matching is broken (the same term,
+	// different entries).
+	Broken []Mismatch
+	// Shared is how many indexes more than one readable log holds: what
+	// was compared.
+	Shared int
+	// Unread are the nodes whose log could not be read.
+	Unread []string
+}
+
 // Report reads the raft.db of each node under dir (dir/ID/raft.db, from
-// nodes that are not running), compares them and says what it found, one
-// line per node and one per index where the nodes differ; broken are the
-// indexes where Log Matching is broken (the same term, different entries).
-// A file that cannot be read is said so in the text, and compared no
-// further.
-func Report(dir string, ids []string) (text string, broken []Mismatch) {
+// nodes that are not running) and compares them.
+func Report(dir string, ids []string) Comparison {
+	var c Comparison
 	var b strings.Builder
 	b.WriteString("Raft logs read from each node's raft.db after the nodes were killed\n")
 	logs := map[string][]Entry{}
@@ -215,6 +236,7 @@ func Report(dir string, ids []string) (text string, broken []Mismatch) {
 		switch {
 		case err != nil:
 			fmt.Fprintf(&b, "%s: %v\n", id, err)
+			c.Unread = append(c.Unread, id)
 			continue
 		case len(entries) == 0:
 			fmt.Fprintf(&b, "%s: no entries\n", id)
@@ -223,20 +245,22 @@ func Report(dir string, ids []string) (text string, broken []Mismatch) {
 		}
 		logs[id] = entries
 	}
-	ms := Compare(logs)
+	var ms []Mismatch
+	ms, c.Shared = compare(logs)
+	fmt.Fprintf(&b, "%d indexes held by more than one log compared\n", c.Shared)
 	if len(ms) == 0 {
 		fmt.Fprintf(&b, "every index that more than one of these logs holds holds the same entry in each\n")
-		return b.String(), nil
 	}
 	for _, m := range ms {
 		what := "different entries, of different terms"
 		if m.SameTerm {
 			what = BrokenMatching + ": the same term, different entries"
-			broken = append(broken, m)
+			c.Broken = append(c.Broken, m)
 		}
 		fmt.Fprintf(&b, "index %d: %s: %s\n", m.Index, what, m.held())
 	}
-	return b.String(), broken
+	c.Text = b.String()
+	return c
 }
 
 // Line says in one line where Log Matching is broken, for a reason.
