@@ -117,6 +117,20 @@ func Match(scheme, scenario, guarantee, folder string) *Issue {
 	return nil
 }
 
+// Struck returns the known issue of scheme whose signature the evidence in
+// folder carries, whatever guarantee the run broke, or nil. Reports use
+// Match, which also asks that the issue can explain the broken guarantee;
+// Struck is for a test that asserts a correct server passes, which cannot
+// say so of a run the server's own bug struck.
+func Struck(scheme, scenario, folder string) *Issue {
+	for _, is := range All() {
+		if is.Scheme == scheme && (len(is.Scenarios) == 0 || slices.Contains(is.Scenarios, scenario)) && folder != "" && carries(folder, is) {
+			return &is
+		}
+	}
+	return nil
+}
+
 // Lookup returns the issue with id, or nil.
 func Lookup(id string) *Issue {
 	for _, is := range All() {

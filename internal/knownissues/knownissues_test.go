@@ -3,6 +3,7 @@ package knownissues
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/storecheck/storecheck/backends/rqlite/raftlog"
@@ -109,6 +110,13 @@ func TestMatchDivergedRaftLogs(t *testing.T) {
 		got := Match(c.scheme, "leader-stall", c.guarantee, filepath.Dir(dir))
 		if (got != nil && got.ID == is.ID) != c.want {
 			t.Errorf("%s: matched %v, want %v", c.name, got, c.want)
+		}
+		// Struck asks only for the evidence: a stale read with the logs
+		// diverged is struck, though not explained.
+		struck := Struck(c.scheme, "leader-stall", filepath.Dir(dir))
+		wantStruck := c.scheme == is.Scheme && strings.Contains(c.text, raftlog.BrokenMatching)
+		if (struck != nil && struck.ID == is.ID) != wantStruck {
+			t.Errorf("%s: struck %v, want %v", c.name, struck, wantStruck)
 		}
 	}
 }
