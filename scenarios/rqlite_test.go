@@ -315,7 +315,9 @@ func TestLeaderStall(t *testing.T) {
 // election serves the reads that waited for it from its own, stale state
 // before it learns it was deposed; the scenario catches that as a stale
 // read. The window is a race after the thaw (caught in 10 of 10 seeds at the default four stalls,
-// docs/DETECTION.md), so two seeds are tried and one catch is required.
+// docs/DETECTION.md), so up to three seeds are tried and one catch is
+// required: one 48 s run missed 6 of 48 times alone (2026-12-02), and both
+// of two seeds missed once with the other rqlite packages' tests beside it.
 //
 // Which read shows it first is timing too: a load or load_for_event (a
 // register stale read, placed in the stall), a read_trace (no linearization
@@ -329,7 +331,7 @@ func TestLeaderStallCatchesWeakReads(t *testing.T) {
 	var o opened
 	url := "rqlite+process:?nodes=3&level=weak&rqlited=" + bin
 	var reasons, struck []string
-	for _, seed := range []uint64{1, 2} {
+	for _, seed := range []uint64{1, 2, 3} {
 		dir := t.TempDir()
 		res := leaderStallScenario().Run(context.Background(), o.target(t, url),
 			Params{Seed: seed, OutDir: dir, Clients: 8, Executions: 4, Duration: leaderStallDuration})
@@ -353,7 +355,7 @@ func TestLeaderStallCatchesWeakReads(t *testing.T) {
 	if len(reasons) == 0 {
 		t.Skipf("NOT RUN: every seed was struck by a known upstream issue:\n%s", strings.Join(struck, "\n"))
 	}
-	t.Fatalf("no stale read at the thawed leader in two runs at level weak:\n%s", strings.Join(append(reasons, struck...), "\n"))
+	t.Fatalf("no stale read at the thawed leader in three runs at level weak:\n%s", strings.Join(append(reasons, struck...), "\n"))
 }
 
 // knownIssueOf returns the known upstream issue whose signature res, a
