@@ -39,8 +39,11 @@ func Barrier(ctx context.Context, c Cluster, timeout time.Duration) (time.Durati
 	if err != nil {
 		return 0, err
 	}
+	// Both statements in the array form: rqlite before 8.43 (8.0, 8.20
+	// measured) refuses a request that mixes a bare string with an array
+	// ("400 Bad Request: invalid JSON body").
 	stmts := []any{
-		"CREATE TABLE IF NOT EXISTS " + barrierTable + " (token TEXT PRIMARY KEY)",
+		[]any{"CREATE TABLE IF NOT EXISTS " + barrierTable + " (token TEXT PRIMARY KEY)"},
 		[]any{"INSERT INTO " + barrierTable + " (token) VALUES (?)", token},
 	}
 	if err := execute(ctx, leader.HTTPAddr, stmts); err != nil {
