@@ -262,11 +262,7 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 	out := historyResult(res)
 	notRecovered(&out, res)
 	after := checkAfterHeal(ctx, cs, res.History)
-	if out.Verdict == reports.Pass && after.err != nil {
-		out.Verdict, out.Guarantee, out.Reason = reports.Fail, after.guarantee, rqOneLine(after.err.Error())
-	} else if out.Verdict == reports.Fail && after.diverged() {
-		out.Reason += " (and after the heal, " + rqOneLine(after.err.Error()) + ")"
-	}
+	after.apply(&out)
 	if out.Verdict == reports.Pass && after.err == nil && after.harness != nil {
 		// A node that does not answer a read after the heal did not recover:
 		// a finding, not a run that could not start.

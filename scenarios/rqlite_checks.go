@@ -64,6 +64,21 @@ func (a afterHeal) diverged() bool {
 	return a.err != nil && (a.guarantee == GuaranteeDurability || a.guarantee == GuaranteeConvergence)
 }
 
+// apply puts the checks' verdict into out, the history's result: a broken
+// guarantee FAILs a run that had passed; on a run that had failed already,
+// nodes that diverged are noted in the reason (they may explain it: a heal
+// read served by a node short of a write is a lost update in the history).
+// A harness error is the caller's to judge.
+func (a afterHeal) apply(out *Result) {
+	switch {
+	case a.err == nil:
+	case out.Verdict == reports.Pass:
+		out.Verdict, out.Guarantee, out.Reason = reports.Fail, a.guarantee, rqOneLine(a.err.Error())
+	case out.Verdict == reports.Fail && a.diverged():
+		out.Reason += " (and after the heal, " + rqOneLine(a.err.Error()) + ")"
+	}
+}
+
 // checkAfterHeal waits until every node has applied the leader's whole log,
 // reads each node's six tables with level none (what that node holds, not
 // what the leader says), and checks that every node holds every execution

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -213,5 +214,36 @@ func TestInspectNodesChecksLogMatching(t *testing.T) {
 	}
 	if _, serr := os.Stat(filepath.Join(out, nodesEvidence, "data", "n3", "raft.db")); serr != nil {
 		t.Errorf("n3's data folder not kept: %v", serr)
+	}
+}
+
+// TestAfterHealApply: a broken guarantee after the heal FAILs a run that
+// passed; on a run that had failed, diverged nodes are noted and anything
+// else (a node that did not recover) leaves the reason alone.
+func TestAfterHealApply(t *testing.T) {
+	nodes := []nodeTables{tablesAt("n1", 276), tablesAt("n2", 313)}
+	g, err := judgeNodes(nodes, map[string]int64{"e0": 313}, 7)
+	diverged := afterHeal{err: err, guarantee: g, nodes: nodes}
+
+	passed := Result{Verdict: reports.Pass}
+	diverged.apply(&passed)
+	if passed.Verdict != reports.Fail || passed.Guarantee != GuaranteeDurability || !strings.HasPrefix(passed.Reason, "durability: node n1") {
+		t.Errorf("a passing run, nodes diverged: %s %s %q", passed.Verdict, passed.Guarantee, passed.Reason)
+	}
+	failed := Result{Verdict: reports.Fail, Guarantee: "lost update", Reason: "lost update: c1"}
+	diverged.apply(&failed)
+	if failed.Guarantee != "lost update" || failed.Reason != "lost update: c1 (and after the heal, "+rqOneLine(err.Error())+")" {
+		t.Errorf("a failed run, nodes diverged: %s %q", failed.Guarantee, failed.Reason)
+	}
+	stuck := afterHeal{err: fmt.Errorf("recovery: no leader"), guarantee: GuaranteeRecovery}
+	failed = Result{Verdict: reports.Fail, Guarantee: "lost update", Reason: "lost update: c1"}
+	stuck.apply(&failed)
+	if failed.Reason != "lost update: c1" {
+		t.Errorf("a failed run, a node that did not recover: %q", failed.Reason)
+	}
+	clean := Result{Verdict: reports.Pass}
+	afterHeal{nodes: nodes[:1]}.apply(&clean)
+	if clean.Verdict != reports.Pass {
+		t.Errorf("nothing broken: %s", clean.Verdict)
 	}
 }

@@ -205,9 +205,7 @@ func runReadHazard(ctx context.Context, t Target, p Params, name string,
 	// see them (a lost update in the history); then the nodes are stopped
 	// and their Raft logs compared (inspectNodes).
 	after := checkAfterHeal(ctx, cs, res.History)
-	if out.Verdict == reports.Pass && after.err != nil {
-		out.Verdict, out.Guarantee, out.Reason = reports.Fail, after.guarantee, rqOneLine(after.err.Error())
-	}
+	after.apply(&out)
 	inspected := inspectNodes(ctx, p, cl, after, nodeReader(cs))
 	if out.Verdict == reports.Fail && out.Guarantee == linearizability.ErrLinearizability.Error() {
 		// Name the level, the node and what was in place when the read
@@ -217,9 +215,6 @@ func runReadHazard(ctx context.Context, t Target, p Params, name string,
 			where += ", " + c
 		}
 		out.Reason = where + ": " + out.Reason
-	}
-	if out.Verdict == reports.Fail && out.Guarantee != after.guarantee && after.diverged() {
-		out.Reason += " (and after the heal, " + rqOneLine(after.err.Error()) + ")"
 	}
 	inspected.apply(&out)
 	if res.Verdict == linearizability.Illegal {

@@ -81,12 +81,13 @@ func All() []Issue {
 		Doc:        "docs/KNOWN-ISSUES.md#sqld-write-lock-spin",
 	}, {
 		ID: "raft-heartbeat-term-race",
-		Title: "rqlite (hashicorp/raft v1.7.3): a heartbeat from a new leader, handled on the transport's goroutine, raises the term while the deposed leader's loop " +
+		Title: "rqlite (hashicorp/raft, seen with v1.6.0 and v1.7.3): a heartbeat from a new leader, handled on the transport's goroutine, raises the term while the deposed leader's loop " +
 			"stamps queued commands with it; nodes then hold different entries at the same index and term, and their tables diverge",
 		Scheme: "rqlite+process",
-		// The comparison of the nodes' Raft logs storecheck writes when
-		// their tables disagree after the heal (scenarios.keepNodes): an
-		// index where two nodes hold different entries of one term.
+		// The comparison of the nodes' Raft logs storecheck keeps when
+		// their tables or their logs disagree at the end of a fault run
+		// (scenarios.inspectNodes): an index where two nodes hold
+		// different entries of one term.
 		Signature:      raftlog.BrokenMatching,
 		EvidenceSuffix: "raftlog.txt",
 		// The logs themselves (log matching, checked after every run on a
@@ -106,15 +107,17 @@ func All() []Issue {
 // nil.
 func Match(scheme, scenario, guarantee, folder string) *Issue {
 	for _, is := range All() {
-		if is.Scheme != scheme || (len(is.Scenarios) > 0 && !slices.Contains(is.Scenarios, scenario)) ||
-			!slices.Contains(is.Guarantees, guarantee) {
-			continue
-		}
-		if folder != "" && carries(folder, is) {
+		if is.appliesTo(scheme, scenario) && slices.Contains(is.Guarantees, guarantee) && folder != "" && carries(folder, is) {
 			return &is
 		}
 	}
 	return nil
+}
+
+// appliesTo says whether the issue shows on runs of scenario on a backend
+// of scheme.
+func (is Issue) appliesTo(scheme, scenario string) bool {
+	return is.Scheme == scheme && (len(is.Scenarios) == 0 || slices.Contains(is.Scenarios, scenario))
 }
 
 // Struck returns the known issue of scheme whose signature the evidence in
@@ -124,7 +127,7 @@ func Match(scheme, scenario, guarantee, folder string) *Issue {
 // say so of a run the server's own bug struck.
 func Struck(scheme, scenario, folder string) *Issue {
 	for _, is := range All() {
-		if is.Scheme == scheme && (len(is.Scenarios) == 0 || slices.Contains(is.Scenarios, scenario)) && folder != "" && carries(folder, is) {
+		if is.appliesTo(scheme, scenario) && folder != "" && carries(folder, is) {
 			return &is
 		}
 	}
