@@ -192,13 +192,15 @@ func TestParseURL(t *testing.T) {
 	}
 }
 
-// TestReplicasLeaveNoFiles: the replicas live in memory, so the primary's
-// folder holds the primary's files only, while replicas refresh and after
-// Close.
+// TestReplicasLeaveNoFiles: the replicas live in memory, so while three of
+// them refresh the process holds no database file open but the primary's
+// (a replica file, wherever it was put, would be open), and after Close
+// none at all of the cluster's.
 func TestReplicasLeaveNoFiles(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	c, err := OpenCluster(ctx, filepath.Join(dir, "p.db"), model.DefaultConfig(), DefaultOptions())
+	primary := filepath.Join(dir, "p.db")
+	c, err := OpenCluster(ctx, primary, model.DefaultConfig(), DefaultOptions())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,26 +220,45 @@ func TestReplicasLeaveNoFiles(t *testing.T) {
 			t.Fatalf("replica r%d after its sync: %v, %v", i, got, err)
 		}
 	}
-	files := func() []string {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			t.Fatal(err)
+	open := openDatabaseFiles(t)
+	var others []string
+	for _, f := range open {
+		if !strings.HasPrefix(f, primary) {
+			others = append(others, f)
 		}
-		var names []string
-		for _, e := range entries {
-			if !strings.HasPrefix(e.Name(), "p.db") {
-				names = append(names, e.Name())
-			}
-		}
-		return names
 	}
-	if extra := files(); len(extra) > 0 {
-		t.Errorf("with three replicas open, the folder holds %v beside the primary", extra)
+	if len(others) > 0 || len(open) == 0 {
+		t.Errorf("with three replicas open, database files open: %v (want the primary's only)", open)
 	}
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if extra := files(); len(extra) > 0 {
-		t.Errorf("after Close, the folder holds %v beside the primary", extra)
+	for _, f := range openDatabaseFiles(t) {
+		if strings.HasPrefix(f, dir) || strings.Contains(f, "lagsim") {
+			t.Errorf("after Close, %s is still open", f)
+		}
 	}
+}
+
+// openDatabaseFiles lists the SQLite files (databases, WALs, shared
+// memory) this process holds open, from /proc/self/fd.
+func openDatabaseFiles(t *testing.T) []string {
+	t.Helper()
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("NOT RUN: cannot list this process's open files: %v", err)
+	}
+	var out []string
+	for _, fd := range fds {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name()))
+		if err != nil {
+			continue // closed since the listing
+		}
+		for _, suffix := range []string{".db", ".db-wal", ".db-shm"} {
+			if strings.HasSuffix(target, suffix) {
+				out = append(out, target)
+			}
+		}
+	}
+	return out
 }
