@@ -89,7 +89,7 @@ func Schemes() []Scheme {
 		{
 			Name:        lagsim.Scheme,
 			Example:     "lagsim:/tmp/primary.db?lag=200ms",
-			Description: "A simulation of embedded-replica lag, not libSQL: a SQLite primary, each client's replica (in memory) refreshed from it every lag (seeded jitter); loads from the replica, commits on the primary.",
+			Description: "A simulation of embedded-replica lag, not libSQL: a SQLite primary, each client's replica a snapshot of it, refreshed every lag (seeded jitter); loads from the replica, commits on the primary.",
 			Validate:    lagsim.Validate,
 			Open:        lagsim.Open,
 		},

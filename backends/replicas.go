@@ -35,13 +35,17 @@ func (t *Target) Replicas(ctx context.Context, logDir string) (*replica.Set, err
 	return nil, errors.New(why)
 }
 
+// SimulatesReplicas reports whether the target's replicas are lagsim's
+// simulation (in storecheck's process) rather than real ones.
+func (t *Target) SimulatesReplicas() bool { return t.Scheme == lagsim.Scheme }
+
 // lagsimSet opens simulated clusters on the URL's primary file.
 func lagsimSet(rest string) (*replica.Set, error) {
 	t, err := lagsim.ParseURL(rest)
 	if err != nil {
 		return nil, err
 	}
-	kind := "lagsim: a simulation of embedded-replica lag (SQLite primary, replica files refreshed by the backup API), not libSQL"
+	kind := "lagsim: a simulation of embedded-replica lag (SQLite primary, each replica a snapshot of it held open and moved forward on a schedule), not libSQL"
 	if t.Mutant != "" {
 		kind += "; mutant " + t.Mutant
 	}

@@ -2,13 +2,11 @@ package lagsim
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 
-	"github.com/storecheck/storecheck/backends/internal/dbfile"
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/backends/sqlite"
 	"github.com/storecheck/storecheck/backends/sqlstore"
@@ -19,11 +17,11 @@ import (
 type Cluster struct {
 	opt     Options
 	cfg     model.Config
+	path    string // the primary's file, which replicas read (snapshot.go)
 	primary *sqlstore.Store
-	source  *sql.DB     // the refreshes' read-only connections to the primary
 	down    atomic.Bool // the primary is "killed"
 	// writes counts the writes that ended on the primary, however they
-	// ended, so that a refresh with nothing new to copy is skipped.
+	// ended, so that a refresh with nothing new to see is skipped.
 	writes atomic.Int64
 
 	mu      sync.Mutex
@@ -47,11 +45,7 @@ func OpenCluster(ctx context.Context, path string, cfg model.Config, opt Options
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
-	source, err := openSource(path)
-	if err != nil {
-		return nil, errors.Join(fmt.Errorf("%s: %w", Scheme, err), primary.Close())
-	}
-	return &Cluster{opt: opt, cfg: cfg, primary: primary, source: source, members: map[string]*member{}}, nil
+	return &Cluster{opt: opt, cfg: cfg, path: path, primary: primary, members: map[string]*member{}}, nil
 }
 
 // Options returns the cluster's options.
@@ -64,8 +58,8 @@ func (c *Cluster) Primary() model.Store { return primaryHandle{c.primary, c} }
 // wrote counts one write that ended on the primary.
 func (c *Cluster) wrote() { c.writes.Add(1) }
 
-// NewReplica opens a client: a replica of its own (an in-memory database on
-// one connection, copy.go), refreshed on the
+// NewReplica opens a client: a replica of its own (a snapshot of the
+// primary held open on one connection, snapshot.go), refreshed on the
 // schedule of the given stream, with writes to the primary through a link
 // that Cut can break.
 func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*replica.Store, error) {
@@ -77,7 +71,7 @@ func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*
 	if _, dup := c.members[name]; dup || name == "" {
 		return nil, fmt.Errorf("%s: replica name %q is empty or taken", Scheme, name)
 	}
-	reader, err := sqlite.Open(ctx, dbfile.Memory, c.cfg, sqlite.WithStoreOptions(sqlstore.Options{Name: Scheme + " replica " + name}))
+	reader, err := openReplica(ctx, c.path, c.cfg, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
@@ -112,10 +106,10 @@ func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*
 
 // syncer returns one replica's sync: a refresh from the primary through
 // the replica's gate, skipped when no write has ended on the primary since
-// the last refresh began (a write counted before a copy began had
-// committed before it began, so the copy holds it).
+// the last refresh began (a write counted before a refresh began had
+// committed before it began, so the snapshot holds it).
 func (c *Cluster) syncer(reader *sqlstore.Store, gate func() error) func(context.Context) error {
-	copied := int64(-1) // the count when the last copy began; syncs of a replica are serialised
+	copied := int64(-1) // the count when the last refresh began; syncs of a replica are serialised
 	return func(ctx context.Context) error {
 		if err := gate(); err != nil {
 			return err
@@ -124,7 +118,7 @@ func (c *Cluster) syncer(reader *sqlstore.Store, gate func() error) func(context
 		if n == copied {
 			return nil
 		}
-		if err := refresh(ctx, reader.DB(), c.source); err != nil {
+		if err := refresh(ctx, reader.DB()); err != nil {
 			return err
 		}
 		copied = n
@@ -193,6 +187,6 @@ func (c *Cluster) Close() error {
 	for _, s := range open {
 		errs = append(errs, s.Close())
 	}
-	errs = append(errs, c.source.Close(), c.primary.Close())
+	errs = append(errs, c.primary.Close())
 	return errors.Join(errs...)
 }

@@ -1,6 +1,6 @@
 // Package lagsim simulates libSQL embedded replicas on machines without
 // sqld: a real SQLite primary (package sqlite, the seed's SQL) and, per
-// client, a replica in memory that is refreshed from the primary on a seeded
+// client, a replica: a snapshot of the primary, refreshed on a seeded
 // schedule. It is a simulation of replica lag, not libSQL: reports call it
 // so.
 //
@@ -13,15 +13,16 @@
 //
 // # The replica
 //
-// Every client gets a replica of its own: an in-memory SQLite database on
-// one connection. A refresh reads the primary's pages in one read
-// transaction (sqlite3_serialize, on read-only connections the cluster
-// keeps open) and makes them the replica's database (sqlite3_deserialize),
-// with the header's two format bytes turned from WAL to rollback journal,
-// the only bytes the journal mode touches (copy.go). A reader of the
-// replica sees the old snapshot or the new one, never a mix: reads and
-// refreshes take the one connection in turn (copy_test.go checks this under
-// concurrent writers). Nothing of a replica is written to disk.
+// Every client gets a replica of its own: one read-only connection to the
+// primary's file that holds a read transaction open. The primary is in WAL
+// mode, where a read transaction sees the database as it was when it began,
+// so the replica lags by exactly the time since its last refresh; a refresh
+// ends the transaction and begins another (snapshot.go). A reader of the
+// replica sees one snapshot, never a mix of two, and nothing newer than the
+// last refresh (snapshot_test.go checks both under concurrent writers).
+// Nothing of a replica is written to disk; what it costs is on the
+// primary's WAL, which cannot be checkpointed past the oldest snapshot a
+// replica holds and so grows while replicas lag (docs/PERFORMANCE.md).
 //
 // Loads, load_for_event and every other read come from the replica; every
 // write goes to the primary, in one transaction, where the version

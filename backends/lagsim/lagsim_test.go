@@ -192,10 +192,10 @@ func TestParseURL(t *testing.T) {
 	}
 }
 
-// TestReplicasLeaveNoFiles: the replicas live in memory, so while three of
-// them refresh the process holds no database file open but the primary's
-// (a replica file, wherever it was put, would be open), and after Close
-// none at all of the cluster's.
+// TestReplicasLeaveNoFiles: the replicas are snapshots held on the
+// primary's file, so while three of them refresh the process holds no
+// database file open but the primary's (a replica file, wherever it was
+// put, would be open), and after Close none at all of the cluster's.
 func TestReplicasLeaveNoFiles(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()

@@ -1,0 +1,108 @@
+package lagsim
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/storecheck/storecheck/backends/internal/dbfile"
+	"github.com/storecheck/storecheck/backends/internal/stmtcache"
+	"github.com/storecheck/storecheck/backends/sqlstore"
+	"github.com/storecheck/storecheck/model"
+
+	_ "modernc.org/sqlite" // the "sqlite" driver the replicas' connections use
+)
+
+// A replica is one read-only connection to the primary's file that holds a
+// read transaction open. The primary is in WAL mode, where a read
+// transaction sees the database as it was when the transaction began,
+// whatever commits after it: holding one open is a replica that lags, and
+// a refresh ends it and begins another. Every read of the replica runs on
+// that connection, inside that transaction, so a reader sees one snapshot
+// of the primary, never a mix of two, and never anything newer than the
+// last refresh.
+//
+// Nothing is copied: a refresh is three statements. This replaced a copy
+// of the whole primary into an in-memory database per refresh
+// (sqlite3_serialize and sqlite3_deserialize), which also made every
+// statement of the replica be parsed again after each refresh
+// (BenchmarkRefresh, docs/PERFORMANCE.md), and before that SQLite's online
+// backup API into a replica file.
+//
+// The cost is on the primary's WAL: a checkpoint copies back only the
+// frames no held snapshot still needs, so the WAL grows while replicas
+// lag behind commits, and shrinks again when they have caught up.
+
+// replicaURI opens the primary read-only, waiting for locks like the
+// store's own connections.
+func replicaURI(primary string) string {
+	return dbfile.FileURI(primary) + "?mode=ro&_pragma=busy_timeout(10000)"
+}
+
+// Statements of the snapshot a replica holds.
+const (
+	endSnapshot   = "ROLLBACK"
+	beginSnapshot = "BEGIN"
+	// takeSnapshot is the first read of the new transaction: a deferred
+	// transaction takes its snapshot at its first read, not at BEGIN.
+	takeSnapshot = "SELECT count(*) FROM sqlite_schema"
+	// A read that the store runs in a transaction of its own (a dump) runs
+	// in a savepoint of the held one: a second BEGIN would be refused.
+	readSavepoint = "SAVEPOINT replica_read"
+	endSavepoint  = "RELEASE replica_read"
+)
+
+// openReplica opens a replica of the primary at path, holding the primary's
+// current snapshot.
+func openReplica(ctx context.Context, path string, cfg model.Config, name string) (*sqlstore.Store, error) {
+	db, err := stmtcache.OpenDB("sqlite", replicaURI(path))
+	if err != nil {
+		return nil, fmt.Errorf("open replica %s on the primary: %w", name, err)
+	}
+	db.SetMaxOpenConns(1) // the connection that holds the snapshot
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	st := sqlstore.SQLite()
+	// Nothing is ever written through a replica; ending a savepoint of
+	// reads is the same whether it succeeded or not.
+	st.BeginRead, st.CommitTx, st.RollbackTx = readSavepoint, endSavepoint, endSavepoint
+	store, err := sqlstore.New(ctx, db, cfg, sqlstore.Options{
+		Name: Scheme + " replica " + name, Statements: &st, SkipSchema: true,
+	})
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open replica %s on the primary: %w", name, err)
+	}
+	if err := refresh(ctx, db); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("replica %s: %w", name, err)
+	}
+	return store, nil
+}
+
+// refresh moves the replica (its one connection) to the primary's current
+// snapshot. Once it has the connection it does not stop for ctx: the three
+// statements are local and bounded by the busy timeout, and stopping
+// between them would leave the replica without a snapshot. If one fails
+// anyway, the replica reads the primary's latest state until the next
+// refresh succeeds: fresher than it should be, never older, and each read
+// still one snapshot.
+func refresh(ctx context.Context, replica *sql.DB) error {
+	conn, err := replica.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("refresh: get the replica's connection: %w", err)
+	}
+	defer conn.Close()
+	ctx = context.WithoutCancel(ctx)
+	// The first refresh of a connection has no snapshot to end.
+	_, _ = conn.ExecContext(ctx, endSnapshot)
+	if _, err := conn.ExecContext(ctx, beginSnapshot); err != nil {
+		return fmt.Errorf("refresh: begin the replica's snapshot: %w", err)
+	}
+	var tables int
+	if err := conn.QueryRowContext(ctx, takeSnapshot).Scan(&tables); err != nil {
+		return fmt.Errorf("refresh: take the primary's snapshot: %w", err)
+	}
+	return nil
+}

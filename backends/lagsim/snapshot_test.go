@@ -1,0 +1,190 @@
+package lagsim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/storecheck/storecheck/backends/sqlite"
+	"github.com/storecheck/storecheck/backends/sqlstore"
+	"github.com/storecheck/storecheck/model"
+)
+
+// TestReplicaHoldsItsSnapshot: what the primary commits after a refresh is
+// not in the replica, to any of its reads (a dump included, which runs in
+// a transaction of its own), until the next refresh; then it is.
+func TestReplicaHoldsItsSnapshot(t *testing.T) {
+	ctx := context.Background()
+	primary, replica := primaryAndReplica(t)
+	commitOne(ctx, t, primary, "e1", 0)
+	if err := refresh(ctx, replica.DB()); err != nil {
+		t.Fatal(err)
+	}
+	commitOne(ctx, t, primary, "e1", 1)
+	commitOne(ctx, t, primary, "e2", 0)
+	for range 2 { // a dump must not end the snapshot either
+		if got, err := replica.Load(ctx, "e1"); err != nil || got == nil || got.Version != 1 {
+			t.Fatalf("replica's e1 before the refresh: %+v, %v (want version 1, the snapshot's)", got, err)
+		}
+		if got, err := replica.Load(ctx, "e2"); err != nil || got != nil {
+			t.Fatalf("replica's e2 before the refresh: %+v, %v (want none: committed after the snapshot)", got, err)
+		}
+		d, err := replica.Dump(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(d.Executions) != 1 || len(d.Outbox) != 1 {
+			t.Fatalf("replica's dump before the refresh: %d executions, %d outbox rows (want 1 and 1)", len(d.Executions), len(d.Outbox))
+		}
+	}
+	if err := refresh(ctx, replica.DB()); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := replica.Load(ctx, "e1"); err != nil || got == nil || got.Version != 2 {
+		t.Fatalf("replica's e1 after the refresh: %+v, %v (want version 2)", got, err)
+	}
+	if got, err := replica.Load(ctx, "e2"); err != nil || got == nil {
+		t.Fatalf("replica's e2 after the refresh: %+v, %v (want it)", got, err)
+	}
+}
+
+// TestRefreshIsOneSnapshot refreshes a replica while writers commit on the
+// primary, each commit bumping the execution and emitting one event in one
+// transaction. Every refreshed replica must hold as many outbox rows as
+// the execution's version: a mix of two snapshots would not.
+func TestRefreshIsOneSnapshot(t *testing.T) {
+	ctx := context.Background()
+	primary, replica := primaryAndReplica(t)
+
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() { commitLoop(ctx, t, primary, w, stop) })
+	}
+	deadline := time.Now().Add(1500 * time.Millisecond)
+	checked := 0
+	for ; time.Now().Before(deadline) && checked < 300; checked++ {
+		if err := refresh(ctx, replica.DB()); err != nil {
+			t.Fatal(err)
+		}
+		exe, err := replica.Load(ctx, "e")
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // let the writers commit between the two reads
+		outbox, err := replica.PendingOutbox(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var version int64
+		if exe != nil {
+			version = exe.Version
+		}
+		if int64(len(outbox)) != version {
+			t.Fatalf("refresh %d: version %d but %d outbox rows: the replica mixes two snapshots", checked, version, len(outbox))
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if checked < 5 {
+		t.Fatalf("only %d refreshes checked", checked)
+	}
+}
+
+// commitOne commits execution id from version with one emit.
+func commitOne(ctx context.Context, t *testing.T, s model.Store, id string, version int64) {
+	t.Helper()
+	exe := &model.Execution{ID: id, DefinitionID: "d", Status: "running", Version: version}
+	ev := model.Event{ID: fmt.Sprintf("%s-%d", id, version), Name: "tick", Data: json.RawMessage(`{}`)}
+	if err := s.Commit(ctx, exe, model.Batch{Emits: []model.Emit{{Event: ev}}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// commitLoop commits on execution "e" from the version it loads, with one
+// emit per commit, until stop.
+func commitLoop(ctx context.Context, t *testing.T, s model.Store, w int, stop <-chan struct{}) {
+	for n := 0; ; n++ {
+		select {
+		case <-stop:
+			return
+		default:
+		}
+		exe, err := s.Load(ctx, "e")
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if exe == nil {
+			exe = &model.Execution{ID: "e", DefinitionID: "d", Status: "running"}
+		}
+		ev := model.Event{ID: fmt.Sprintf("w%d-%d", w, n), Name: "tick", Data: json.RawMessage(`{}`)}
+		err = s.Commit(ctx, exe, model.Batch{Emits: []model.Emit{{Event: ev}}})
+		if _, ok := model.AsConflict(err); err != nil && !ok {
+			t.Error(err)
+			return
+		}
+	}
+}
+
+// BenchmarkRefresh refreshes a replica of a primary of about 50 pages (the
+// size of the lag sweep's primary), one commit on the primary between
+// refreshes, as the sweep's syncs do, and reads one execution from the
+// replica after each.
+func BenchmarkRefresh(b *testing.B) {
+	ctx := context.Background()
+	primary, replica := primaryAndReplica(b)
+	n := 0
+	commit := func() {
+		n++
+		id := fmt.Sprintf("e%d", n%40)
+		exe, err := primary.Load(ctx, id)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if exe == nil {
+			exe = &model.Execution{ID: id, DefinitionID: "d", Status: "running"}
+		}
+		ev := model.Event{ID: fmt.Sprintf("%s-%d", id, n), Name: "tick", Data: json.RawMessage(`{"pad":"` + strings.Repeat("x", 200) + `"}`)}
+		if err := primary.Commit(ctx, exe, model.Batch{Emits: []model.Emit{{Event: ev}}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 400 {
+		commit()
+	}
+	for b.Loop() {
+		b.StopTimer()
+		commit()
+		b.StartTimer()
+		if err := refresh(ctx, replica.DB()); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := replica.Load(ctx, "e1"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// primaryAndReplica opens a primary in a folder of the test's and a replica
+// of it, both closed when the test ends.
+func primaryAndReplica(tb testing.TB) (primary, replica *sqlstore.Store) {
+	tb.Helper()
+	ctx := context.Background()
+	primaryPath := filepath.Join(tb.TempDir(), "primary.db")
+	primary, err := sqlite.Open(ctx, primaryPath, model.DefaultConfig())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { primary.Close() })
+	if replica, err = openReplica(ctx, primaryPath, model.DefaultConfig(), "r"); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { replica.Close() })
+	return primary, replica
+}
