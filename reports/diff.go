@@ -62,7 +62,7 @@ func (d *Diff) Regressions() int {
 }
 
 // cellKey names a run for the diff: its backend, with the summary's own
-// output folder written {out} (qualify's default backends live there, and
+// output folder written {out} (qualify's default backends lived there, and
 // two qualifications never share one), and its scenario. dirs are the
 // folder as the summary recorded it and as it was read from.
 func cellKey(r Run, dirs ...string) [2]string {
@@ -78,6 +78,11 @@ func cellKey(r Run, dirs ...string) [2]string {
 			b = strings.ReplaceAll(b, abs, "{out}")
 		}
 		b = strings.ReplaceAll(b, filepath.Clean(d), "{out}")
+	}
+	// Until each run got files of its own ({dir}), qualify's default
+	// backends shared files in {out}/db/: the same backends.
+	for _, old := range []string{"{out}/db/lagsim/", "{out}/db/"} {
+		b = strings.Replace(b, old, "{dir}/", 1)
 	}
 	return [2]string{b, r.Scenario}
 }

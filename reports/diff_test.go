@@ -15,14 +15,16 @@ func TestCompareSummaries(t *testing.T) {
 		run("memory:", "concurrent", Pass),
 		run("memory:", "conformance", Fail),
 		run("libsql:/b/db/libsql.db", "concurrent", Pass),
+		run("lagsim:/b/db/lagsim/primary.db?lag=200ms", "concurrent", Pass),
 	}}
 	slow := run("memory:", "concurrent", Pass)
 	slow.Throughput, slow.Latency = 300, map[string]Percentiles{AllKinds: {P50: 1.1, P99: 30}}
 	slow.Metrics = map[string]float64{"conflict_rate": 0.4, "indeterminate": 150}
 	next := &Summary{Runs: []Run{
-		run("sqlite:/n/db/sqlite.db", "concurrent", Fail), // the same cell: {out}/db/sqlite.db
+		run("sqlite:{dir}/sqlite.db", "concurrent", Fail), // the same cell: before, {out}/db/sqlite.db
 		slow,
 		run("memory:", "conformance", Pass),
+		run("lagsim:{dir}/primary.db?lag=200ms", "concurrent", Pass), // before, {out}/db/lagsim/primary.db
 		// libsql's cell is gone
 	}}
 	d := CompareSummaries(base, next, "/b", "/n", DefaultDiffOptions())
@@ -33,14 +35,14 @@ func TestCompareSummaries(t *testing.T) {
 	got := md.String()
 	t.Log(got)
 	for _, want := range []string{
-		"| ❌ | `sqlite:{out}/db/sqlite.db` | concurrent | verdict | PASS | FAIL |",
+		"| ❌ | `sqlite:{dir}/sqlite.db` | concurrent | verdict | PASS | FAIL |",
 		"| ❌ | `memory:` | concurrent | throughput | 1e+03 ops/s | 300 ops/s | -70% |",
 		"| ❌ | `memory:` | concurrent | p99 latency | 10 ms | 30 ms |",
 		"| ❌ | `memory:` | concurrent | conflict_rate | 0.2 | 0.4 |",
 		"| ❌ | `memory:` | concurrent | indeterminate_rate | 0 | 0.15 |",
-		"| ❌ | `libsql:{out}/db/libsql.db` | concurrent | verdict | PASS | absent |",
+		"| ❌ | `libsql:{dir}/libsql.db` | concurrent | verdict | PASS | absent |",
 		"| ℹ️ | `memory:` | conformance | verdict | FAIL | PASS |",
-		"6 regressions", "3 cells compared",
+		"6 regressions", "4 cells compared",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("missing %q", want)

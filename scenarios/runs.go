@@ -86,7 +86,10 @@ func leaseStallScenario() Scenario {
 		Name:    "lease-stall",
 		Summary: "run store: workers claim, renew, checkpoint and finish while one stalls past its lease (paused goroutine, SIGSTOPped process) and another takes the run over; stale tokens must be rejected, one live lease per run (porcupine), tokens increasing, gap-free numbering, idempotent creates",
 		Needs:   runStoreNeeds(),
-		Run:     runLeaseStall,
+		// It waits out leases: 0.95 s of CPU in 3.6 s on runs+sqlite
+		// (docs/PERFORMANCE.md).
+		Cores: func(t *backends.Target) float64 { return 0.3 * t.Cores },
+		Run:   runLeaseStall,
 	}
 }
 

@@ -139,7 +139,20 @@ type Scenario struct {
 	// and their windows, replica lag, crashes, stalls): under --parallel
 	// it runs alone, so that no other run's load moves them.
 	Timed bool
+	// Cores, when set, is how many cores a run of the scenario on the
+	// target keeps busy, measured (docs/PERFORMANCE.md), where that is less
+	// than the target's own count (backends.Target.Cores): a timed run that
+	// mostly waits out its windows. Nil means the target's count.
+	Cores func(t *backends.Target) float64
 	Run   func(ctx context.Context, t Target, p Params) Result
+}
+
+// CoresOn is how many cores a run of the scenario on t keeps busy.
+func (s Scenario) CoresOn(t *backends.Target) float64 {
+	if s.Cores != nil {
+		return s.Cores(t)
+	}
+	return t.Cores
 }
 
 // Applies reports whether the scenario makes sense for a backend, and if

@@ -169,39 +169,16 @@ func unwrapPath(err error) error {
 }
 
 // embeddedDefault is the backend set that needs no server: the reference
-// model, fresh SQLite and libSQL files in DIR/db, a SQLite run store, and the
-// replica-lag simulation (a SQLite primary with lagging replica files).
-func embeddedDefault(out string) ([]string, error) {
-	dir := filepath.Join(out, "db")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, usagef("cannot create %s: %v", dir, unwrapPath(err))
-	}
-	urls := []string{"memory:"}
-	for _, name := range []string{"sqlite", "libsql"} {
-		path := filepath.Join(dir, name+".db")
-		for _, suffix := range []string{"", "-wal", "-shm"} {
-			if err := os.Remove(path + suffix); err != nil && !os.IsNotExist(err) {
-				return nil, usagef("cannot remove the previous %s: %v", path+suffix, unwrapPath(err))
-			}
-		}
-		urls = append(urls, name+":"+path)
-	}
-	runs := filepath.Join(dir, "runs.db")
-	for _, suffix := range []string{"", "-wal", "-shm"} {
-		if err := os.Remove(runs + suffix); err != nil && !os.IsNotExist(err) {
-			return nil, usagef("cannot remove the previous %s: %v", runs+suffix, unwrapPath(err))
-		}
-	}
-	urls = append(urls, "runs+sqlite:"+runs)
-	lag := filepath.Join(dir, "lagsim")
-	if err := os.RemoveAll(lag); err != nil {
-		return nil, usagef("cannot remove the previous %s: %v", lag, unwrapPath(err))
-	}
-	if err := os.MkdirAll(lag, 0o755); err != nil {
-		return nil, usagef("cannot create %s: %v", lag, unwrapPath(err))
-	}
-	urls = append(urls, "lagsim:"+filepath.Join(lag, "primary.db")+"?lag=200ms")
-	return urls, nil
+// model, SQLite and libSQL files, a SQLite run store, and the replica-lag
+// simulation (a SQLite primary with lagging replicas). Every run gets fresh
+// files of its own, in its run folder's db/, where they stay with its
+// evidence (runner.KeepStores): runs that share no file go side by side.
+var embeddedDefault = []string{
+	"memory:",
+	"sqlite:" + runner.DirPlaceholder + "/sqlite.db",
+	"libsql:" + runner.DirPlaceholder + "/libsql.db",
+	"runs+sqlite:" + runner.DirPlaceholder + "/runs.db",
+	"lagsim:" + runner.DirPlaceholder + "/primary.db?lag=200ms",
 }
 
 func fileExists(path string) bool {

@@ -37,7 +37,7 @@ func (m *matrix) register(fs *flag.FlagSet, scenarioFlag string) {
 	m.out.register(fs)
 	m.servers.register(fs)
 	fs.Var(&m.shard, "shard", "K/N: run only shard K of N of the plan (runs K, K+N, K+2N, … of the whole plan, with their seeds and folder numbers), for a CI matrix; 'storecheck merge' combines the N summaries")
-	fs.IntVar(&m.parallel, "parallel", defaultParallel(), "runs at once: runs of different backends side by side, each backend's in order (runs that share nothing — memory:, a cluster each run starts, a {dir} folder — side by side too); the timed scenarios (faults, lag, crashes, stalls) after the others, side by side only while the cores each keeps busy fit the machine's (one for an embedded store, half per node of a cluster); the report is the same; the default is one per CPU (--parallel 1: one after another, each run's figures taken on a machine of its own)")
+	fs.IntVar(&m.parallel, "parallel", defaultParallel(), "runs at once: runs of different backends side by side, each backend's in order (runs that share nothing — memory:, a cluster each run starts, a {dir} folder — side by side too); the timed scenarios (faults, lag, crashes, stalls) after the others, side by side while the cores each keeps busy fit the machine's (one for an embedded store, half per node of a cluster, less for a scenario that mostly waits: lease-stall, the lag simulation's sweep); the report is the same; the default is one per CPU (--parallel 1: one after another, each run's figures taken on a machine of its own)")
 }
 
 // defaultParallel is one run per CPU. A run of the embedded default keeps
@@ -105,10 +105,7 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 		return runner.Plan{}, err
 	}
 	if len(urls) == 0 {
-		if urls, err = embeddedDefault(m.out.dir); err != nil {
-			return runner.Plan{}, err
-		}
-		urls = m.servers.apply(urls)
+		urls = m.servers.apply(embeddedDefault)
 	}
 	s := m.seed.resolve()
 	announceSeed(e, m.out, s)
@@ -122,7 +119,7 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 	}
 	return runner.Plan{
 		Entries: entries, Out: m.out.dir, Options: k.options(), Params: k.params(s),
-		Reproduce: k.reproduce, Shard: shard, Parallel: m.parallel,
+		Reproduce: k.reproduce, Shard: shard, Parallel: m.parallel, KeepStores: true,
 		TimedCores: runtime.NumCPU(), // timed runs within the machine's cores (defaultParallel)
 	}, nil
 }

@@ -20,7 +20,7 @@ func qualifyCommand(ctx context.Context, e *env, args []string) (int, error) {
 		failOnNotRun bool
 		fs           = flag.NewFlagSet("qualify", flag.ContinueOnError)
 	)
-	fs.Var(&list, "backends", "backend URLs, comma-separated or repeated (default: the embedded backends, files in DIR/db)")
+	fs.Var(&list, "backends", "backend URLs, comma-separated or repeated (default: the embedded backends, on fresh files per run kept in its folder, DIR/runs/NN-…/db)")
 	fs.Var(&urls, "backend", "one backend URL, repeatable, never split at commas (as run takes it)")
 	fs.Var(&cmds, "adapter", "command line of an out-of-process store, repeatable; the same as --backend 'exec:COMMAND' (docs/ADAPTER.md)")
 	fs.BoolVar(&failOnNotRun, "fail-on-not-run", false, "exit 1 when any run is NOT RUN (a backend could not be started)")

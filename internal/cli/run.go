@@ -117,7 +117,7 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 		cmds stringList
 		fs   = flag.NewFlagSet("run", flag.ContinueOnError)
 	)
-	fs.Var(&urls, "backend", "backend URL, repeatable (default: the embedded backends, files in DIR/db); see 'storecheck backends'")
+	fs.Var(&urls, "backend", "backend URL, repeatable (default: the embedded backends, on fresh files per run kept in its folder, DIR/runs/NN-…/db); see 'storecheck backends'")
 	fs.Var(&list, "backends", "backend URLs, comma-separated or repeated (as qualify takes them)")
 	fs.Var(&cmds, "adapter", "command line of an out-of-process store, repeatable; the same as --backend 'exec:COMMAND' (docs/ADAPTER.md)")
 	m.register(fs, "scenario")

@@ -15,16 +15,6 @@ import (
 	"github.com/storecheck/storecheck/reports"
 )
 
-// soakBackends are the embedded backends a soak runs by default, each
-// run on fresh files of its own.
-var soakBackends = []string{
-	"memory:",
-	"sqlite:" + runner.DirPlaceholder + "/store.db",
-	"libsql:" + runner.DirPlaceholder + "/store.db",
-	"runs+sqlite:" + runner.DirPlaceholder + "/runs.db",
-	"lagsim:" + runner.DirPlaceholder + "/primary.db?lag=200ms",
-}
-
 // soakCommand measures storecheck's false-alarm rate: every backend given
 // (taken to be correct) × every scenario that applies × many seeds, on a
 // machine stress-ng loads, and counts every FAIL that is not a known
@@ -55,13 +45,11 @@ func soakCommand(ctx context.Context, e *env, args []string) (int, error) {
 		return ExitUsage, usagef("unknown load %q (want one of %s)", kind, strings.Join(load.Kinds, ", "))
 	}
 	urls := splitBackendList(list.values)
-	if len(urls) == 0 {
-		urls = soakBackends
-	}
-	plan, err := m.plan(e, urls)
+	plan, err := m.plan(e, urls) // none: the embedded default, fresh files per run
 	if err != nil {
 		return ExitUsage, err
 	}
+	plan.KeepStores = false // hundreds of runs: their files are removed with them
 	plan.Entries = overSeeds(plan.Entries, seeds)
 	l, err := load.Start(ctx, load.Spec{Kind: kind, CPU: cpus, Limit: budget, TempDir: os.TempDir()})
 	if err != nil {

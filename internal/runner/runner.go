@@ -22,8 +22,15 @@ import (
 )
 
 // DirPlaceholder in an entry's backend URL is replaced by a folder made
-// for the run and removed after it: a fresh database file per run.
+// for the run: a fresh database file per run. The folder is the run's
+// folder's StoreFolder, kept with the run's evidence, when the plan keeps
+// stores (Plan.KeepStores); otherwise a temporary folder, removed after
+// the run.
 const DirPlaceholder = "{dir}"
+
+// StoreFolder is the folder, in a run's folder, that stands for
+// DirPlaceholder when the plan keeps stores.
+const StoreFolder = "db"
 
 // Entry is one run of a plan.
 type Entry struct {
@@ -65,9 +72,13 @@ type Plan struct {
 	Skip func(done []reports.Run, e Entry) string
 	// Instrument, when set, wraps every store run i opens.
 	Instrument func(i int, st model.Store) model.Store
-	// TempDir is where DirPlaceholder folders are made; "" means the
-	// system's.
+	// TempDir is where DirPlaceholder folders are made when they are not
+	// kept; "" means the system's.
 	TempDir string
+	// KeepStores makes each run's DirPlaceholder folder the StoreFolder of
+	// its run folder, left there with the run's evidence (a plan without
+	// Out has no run folders: its stores are removed as without it).
+	KeepStores bool
 	// Parallel is how many runs may go at once (Execute); 0 or 1 runs
 	// them one after another.
 	Parallel int
@@ -207,19 +218,20 @@ type execution struct {
 	done  map[string][]reports.Run // by subject or backend (what Skip reads), in plan order
 }
 
-// footprint is what scheduling needs to know of an entry's backend, read
-// from its URL: whether its runs share no state (own: the URL holds
-// DirPlaceholder, a fresh folder per run, or the backend starts every store
-// from nothing, backends.Target.Fresh), and how many cores one of its runs
-// keeps busy (backends.Target.Cores). A URL that does not resolve counts as
-// shared and one core: its run ends NOT RUN at once.
+// footprint is what scheduling needs to know of an entry, read from its
+// backend URL and scenario: whether its runs share no state (own: the URL
+// holds DirPlaceholder, a fresh folder per run, or the backend starts every
+// store from nothing, backends.Target.Fresh), and how many cores the run
+// keeps busy (the backend's, backends.Target.Cores, or the scenario's
+// where it waits more than it works, Scenario.CoresOn). A URL that does
+// not resolve counts as shared and one core: its run ends NOT RUN at once.
 func footprint(e Entry) (own bool, cores float64) {
 	own = strings.Contains(e.Backend, DirPlaceholder)
 	t, err := scenarios.TargetFor(Inspectable(e.Backend))
 	if err != nil {
 		return own, 1
 	}
-	return own || t.Target.Fresh, t.Target.Cores
+	return own || t.Target.Fresh, e.Scenario.CoresOn(t.Target)
 }
 
 // lane is the key of the runs that must go one after another: one
@@ -251,7 +263,9 @@ func (x *execution) parallel(ctx context.Context) {
 	}
 	untimed, timed := x.lanes(false, own), x.lanes(true, own)
 	x.runLanes(ctx, untimed, x.plan.Parallel, nil, cores)
-	x.runLanes(ctx, timed, x.plan.Parallel, newCoreBudget(float64(x.plan.timedCores())), cores)
+	// Timed runs are bounded by the cores they keep busy alone: a lane
+	// each, as many going as fit.
+	x.runLanes(ctx, timed, len(timed), newCoreBudget(float64(x.plan.timedCores())), cores)
 }
 
 // timedCores is the cores timed runs may keep busy at once: TimedCores,
@@ -280,20 +294,19 @@ func (x *execution) lanes(timed bool, own []bool) [][]int {
 }
 
 // runLanes runs the lanes on n workers, each lane's runs one after
-// another, each lane within budget when there is one (by the cores of its
-// entries), and returns when all have ended.
+// another, each run within budget when there is one (by its cores), and
+// returns when all have ended.
 func (x *execution) runLanes(ctx context.Context, lanes [][]int, n int, budget *coreBudget, cores []float64) {
 	work := make(chan []int)
 	var wg sync.WaitGroup
 	for range min(n, len(lanes)) {
 		wg.Go(func() {
 			for l := range work {
-				need := cores[l[0]] // a lane is one backend's
-				budget.take(need)
 				for _, i := range l {
+					budget.take(cores[i])
 					x.run(ctx, i)
+					budget.give(cores[i])
 				}
-				budget.give(need)
 			}
 		})
 	}
@@ -352,7 +365,7 @@ func (x *execution) run(ctx context.Context, i int) {
 	e := x.plan.Entries[i]
 	live := &scenarios.Progress{}
 	x.mu.Lock()
-	x.progress.Started(reports.Redact(strings.ReplaceAll(e.Backend, DirPlaceholder, ".")), e.Scenario.Name, live)
+	x.progress.Started(reports.Redact(e.Backend), e.Scenario.Name, live)
 	done := append([]reports.Run(nil), x.done[kin(e)]...)
 	x.mu.Unlock()
 	n := x.position(i) // the run's folder is named as in the whole plan
@@ -368,9 +381,9 @@ func (x *execution) run(ctx context.Context, i int) {
 }
 
 func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, live *scenarios.Progress) (reports.Run, span) {
-	// A fresh folder's URL is shown as the form that repeats the run in
-	// the current folder.
-	shown := reports.Redact(strings.ReplaceAll(e.Backend, DirPlaceholder, "."))
+	// A fresh folder's URL is shown as given: the form that repeats the run
+	// on fresh files again.
+	shown := reports.Redact(e.Backend)
 	r := reports.Run{
 		Backend: shown, Scenario: e.Scenario.Name, Seed: e.Seed, Subject: e.Subject, Options: plan.Options,
 	}
@@ -387,7 +400,26 @@ func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, 
 			return r, span{}
 		}
 	}
-	backend, cleanup, err := materialize(e.Backend, plan.TempDir)
+	// Whether the scenario applies does not hang on the folder {dir} gets;
+	// a run that will not go makes no folder.
+	if probe, err := scenarios.TargetFor(Inspectable(e.Backend)); err != nil {
+		r.Verdict, r.Reason = reports.NotRun, err.Error()
+		return r, span{}
+	} else if ok, why := e.Scenario.Applies(probe.Target); !ok {
+		r.Verdict, r.Reason, r.NotApplicable = reports.NotRun, "scenario does not apply: "+why, true
+		return r, span{}
+	}
+	params := plan.Params
+	params.Seed, params.Progress = e.Seed, live
+	if plan.Out != "" {
+		r.Dir = filepath.Join("runs", fmt.Sprintf("%02d-%s-%s", i, slug(name(e, shown)), e.Scenario.Name))
+		params.OutDir = filepath.Join(plan.Out, r.Dir)
+		if err := os.MkdirAll(params.OutDir, 0o755); err != nil {
+			r.Verdict, r.Reason = reports.NotRun, fmt.Sprintf("cannot create the run folder: %v", err)
+			return r, span{}
+		}
+	}
+	backend, cleanup, err := materialize(e.Backend, plan.TempDir, plan.KeepStores, params.OutDir)
 	if err != nil {
 		r.Verdict, r.Reason = reports.NotRun, err.Error()
 		return r, span{}
@@ -397,24 +429,6 @@ func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, 
 	if err != nil {
 		r.Verdict, r.Reason = reports.NotRun, err.Error()
 		return r, span{}
-	}
-	if ok, why := e.Scenario.Applies(target.Target); !ok {
-		r.Verdict, r.Reason, r.NotApplicable = reports.NotRun, "scenario does not apply: "+why, true
-		return r, span{}
-	}
-	name := e.Subject
-	if name == "" {
-		name = shown
-	}
-	params := plan.Params
-	params.Seed, params.Progress = e.Seed, live
-	if plan.Out != "" {
-		r.Dir = filepath.Join("runs", fmt.Sprintf("%02d-%s-%s", i, slug(name), e.Scenario.Name))
-		params.OutDir = filepath.Join(plan.Out, r.Dir)
-		if err := os.MkdirAll(params.OutDir, 0o755); err != nil {
-			r.Verdict, r.Reason = reports.NotRun, fmt.Sprintf("cannot create the run folder: %v", err)
-			return r, span{}
-		}
 	}
 	if params.Logger == nil {
 		params.Logger = slog.New(slog.DiscardHandler)
@@ -463,11 +477,32 @@ func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, 
 	return r, sp
 }
 
+// name is what a run's folder is named after: its subject, or the
+// backend as shown.
+func name(e Entry, shown string) string {
+	if e.Subject != "" {
+		return e.Subject
+	}
+	return shown
+}
+
 // materialize replaces DirPlaceholder in url with a fresh folder and
-// returns how to remove it.
-func materialize(url, tempDir string) (string, func(), error) {
+// returns how to remove it: the run folder's StoreFolder, emptied first
+// and kept, when keep and the run has a folder; otherwise a temporary
+// folder in tempDir, removed.
+func materialize(url, tempDir string, keep bool, runDir string) (string, func(), error) {
 	if !strings.Contains(url, DirPlaceholder) {
 		return url, func() {}, nil
+	}
+	if keep && runDir != "" {
+		dir := filepath.Join(runDir, StoreFolder)
+		if err := os.RemoveAll(dir); err != nil {
+			return "", nil, fmt.Errorf("cannot empty the database folder %s: %w", dir, err)
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return "", nil, fmt.Errorf("cannot create the database folder %s: %w", dir, err)
+		}
+		return strings.ReplaceAll(url, DirPlaceholder, dir), func() {}, nil
 	}
 	dir, err := os.MkdirTemp(tempDir, "storecheck-run-*")
 	if err != nil {

@@ -96,6 +96,47 @@ func TestEntries(t *testing.T) {
 	}
 }
 
+// TestKeptStores: with KeepStores each run's {dir} is the StoreFolder of
+// its own run folder, and the database stays there after the run, emptied
+// of what an earlier run in the same folder left.
+func TestKeptStores(t *testing.T) {
+	out := t.TempDir()
+	stale := filepath.Join(out, "runs", "01-sqlite-x-db-probe", StoreFolder, "stale.db")
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, []byte("left by an earlier run"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	sc := scenario(func(ctx context.Context, tg scenarios.Target, p scenarios.Params) scenarios.Result {
+		files = append(files, tg.File)
+		st, err := tg.Open(ctx, model.DefaultConfig())
+		if err != nil {
+			return scenarios.Result{Verdict: reports.NotRun, Reason: err.Error()}
+		}
+		st.Close()
+		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+	})
+	sc.Name = "probe"
+	runs := Execute(context.Background(), Plan{
+		Entries: []Entry{{Backend: "sqlite:{dir}/x.db", Scenario: sc, Seed: 1}, {Backend: "sqlite:{dir}/x.db", Scenario: sc, Seed: 2}},
+		Out:     out, KeepStores: true,
+	}, quiet{}).Runs
+	for i, r := range runs {
+		want := filepath.Join(out, r.Dir, StoreFolder, "x.db")
+		if r.Verdict != reports.Pass || len(files) != 2 || files[i] != want {
+			t.Errorf("run %d (%s %s): database files %v; want one of them %s", i, r.Verdict, r.Reason, files, want)
+		}
+		if _, err := os.Stat(want); err != nil {
+			t.Errorf("run %d: its database did not stay in its folder: %v", i, err)
+		}
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("%s, left by an earlier run, is still in the run's database folder", stale)
+	}
+}
+
 // Skip and Budget end runs as NOT RUN with the reason, unless a failure
 // was found first.
 func TestSkipAndBudget(t *testing.T) {
@@ -287,15 +328,21 @@ func TestTimedRunsWithinCores(t *testing.T) {
 		backend  string // runs on it share nothing; the cores they keep busy in the comment
 		capacity int
 		want     int64
+		cores    float64 // the scenario's own count, when set
 	}{
 		{backend: "rqlite+process:?nodes=3", capacity: 2, want: 1}, // 1.5
 		{backend: "rqlite+process:?nodes=3", capacity: 3, want: 2},
 		{backend: "memory:", capacity: 3, want: 3},                 // 1
 		{backend: "rqlite+process:?nodes=8", capacity: 2, want: 1}, // 4: alone
+		{backend: "memory:", capacity: 2, want: 4, cores: 0.5},     // a scenario that mostly waits
+		{backend: "rqlite+process:?nodes=3", capacity: 2, want: 2, cores: 0.75},
 	} {
 		var o overlap
 		sc := napping(&o)
 		sc.Timed = true
+		if c.cores > 0 {
+			sc.Cores = func(*backends.Target) float64 { return c.cores }
+		}
 		var entries []Entry
 		for range 4 {
 			entries = append(entries, Entry{Backend: c.backend, Scenario: sc, Seed: 1})
