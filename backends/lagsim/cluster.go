@@ -23,6 +23,12 @@ type Cluster struct {
 	// writes counts the writes that ended on the primary, however they
 	// ended, so that a refresh with nothing new to see is skipped.
 	writes atomic.Int64
+	// pause is held shared by every write to the primary and alone by a
+	// compaction of its WAL (wal.go).
+	pause       sync.RWMutex
+	walBound    int64       // DefaultWALBound; tests set less
+	compacting  atomic.Bool // a compaction is under way
+	compactions atomic.Int64
 
 	mu      sync.Mutex
 	members map[string]*member
@@ -31,8 +37,9 @@ type Cluster struct {
 
 // member is one client's replica and its link to the primary.
 type member struct {
-	store *replica.Store
-	cut   atomic.Bool
+	store  *replica.Store
+	reader *sqlstore.Store // the snapshot the replica reads
+	cut    atomic.Bool
 }
 
 // OpenCluster opens (creating if needed) the primary at path, with the
@@ -45,7 +52,7 @@ func OpenCluster(ctx context.Context, path string, cfg model.Config, opt Options
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
-	return &Cluster{opt: opt, cfg: cfg, path: path, primary: primary, members: map[string]*member{}}, nil
+	return &Cluster{opt: opt, cfg: cfg, path: path, primary: primary, walBound: DefaultWALBound, members: map[string]*member{}}, nil
 }
 
 // Options returns the cluster's options.
@@ -54,9 +61,6 @@ func (c *Cluster) Options() Options { return c.opt }
 // Primary returns the primary as a store of its own: linearizable reads
 // for the heal, and the authoritative tables. The cluster owns it.
 func (c *Cluster) Primary() model.Store { return primaryHandle{c.primary, c} }
-
-// wrote counts one write that ended on the primary.
-func (c *Cluster) wrote() { c.writes.Add(1) }
 
 // NewReplica opens a client: a replica of its own (a snapshot of the
 // primary held open on one connection, snapshot.go), refreshed on the
@@ -75,7 +79,7 @@ func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
-	m := &member{}
+	m := &member{reader: reader}
 	primary := c.primary
 	if c.opt.Mutant == MutantCASOnReplica {
 		if primary, err = casOnReplica(ctx, c.primary, reader, c.cfg); err != nil {
@@ -86,7 +90,7 @@ func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*
 	st, err := replica.New(ctx, replica.Config{
 		Name:           Scheme,
 		Replica:        name,
-		Primary:        &link{inner: primary, gate: gate, wrote: c.wrote, latency: c.opt.WriteLatency},
+		Primary:        &link{inner: primary, gate: gate, write: c.write, latency: c.opt.WriteLatency},
 		Reader:         reader,
 		Sync:           c.syncer(reader, gate),
 		Schedule:       c.opt.Schedule(stream),

@@ -20,24 +20,21 @@ var errUnreachable = errors.New("primary unreachable")
 type link struct {
 	inner   *sqlstore.Store
 	gate    func() error
-	wrote   func()        // called after every write that reached the primary
-	latency time.Duration // simulated time on the wire, there and back
+	write   func(func() error) error // runs and counts a write that reaches the primary (Cluster.write)
+	latency time.Duration            // simulated time on the wire, there and back
 }
 
-// write runs one write through the gate, and counts it. With a simulated
+// send runs one write through the gate, and counts it. With a simulated
 // latency the write waits half of it before the gate and the primary, and
 // half after.
-func (l *link) write(ctx context.Context, what string, fn func() error) error {
+func (l *link) send(ctx context.Context, what string, fn func() error) error {
 	if err := wire(ctx, l.latency/2); err != nil {
 		return l.refused(what, err)
 	}
 	if err := l.gate(); err != nil {
 		return l.refused(what, err)
 	}
-	err := func() error {
-		defer l.wrote()
-		return fn()
-	}()
+	err := l.write(fn)
 	if werr := wire(ctx, l.latency-l.latency/2); werr != nil && err == nil {
 		// Applied, but the answer was not waited for: outcome unknown.
 		return fmt.Errorf("%s: %s: the answer did not come back: %w", Scheme, what, werr)
@@ -68,7 +65,7 @@ func (l *link) refused(what string, err error) error {
 // The writes: refused while the gate is closed.
 
 func (l *link) Commit(ctx context.Context, exe *model.Execution, b model.Batch) error {
-	return l.write(ctx, fmt.Sprintf("commit %q", exe.ID), func() error { return l.inner.Commit(ctx, exe, b) })
+	return l.send(ctx, fmt.Sprintf("commit %q", exe.ID), func() error { return l.inner.Commit(ctx, exe, b) })
 }
 
 func (l *link) Save(ctx context.Context, exe *model.Execution) error {
@@ -76,19 +73,19 @@ func (l *link) Save(ctx context.Context, exe *model.Execution) error {
 }
 
 func (l *link) AckOutbox(ctx context.Context, seq int64) error {
-	return l.write(ctx, fmt.Sprintf("ack_outbox %d", seq), func() error { return l.inner.AckOutbox(ctx, seq) })
+	return l.send(ctx, fmt.Sprintf("ack_outbox %d", seq), func() error { return l.inner.AckOutbox(ctx, seq) })
 }
 
 func (l *link) AckSpawn(ctx context.Context, seq int64) error {
-	return l.write(ctx, fmt.Sprintf("ack_spawn %d", seq), func() error { return l.inner.AckSpawn(ctx, seq) })
+	return l.send(ctx, fmt.Sprintf("ack_spawn %d", seq), func() error { return l.inner.AckSpawn(ctx, seq) })
 }
 
 func (l *link) DeleteTimer(ctx context.Context, id, path string, fireAt float64) error {
-	return l.write(ctx, fmt.Sprintf("delete_timer %q %q", id, path), func() error { return l.inner.DeleteTimer(ctx, id, path, fireAt) })
+	return l.send(ctx, fmt.Sprintf("delete_timer %q %q", id, path), func() error { return l.inner.DeleteTimer(ctx, id, path, fireAt) })
 }
 
 func (l *link) AppendTrace(ctx context.Context, id string, entry json.RawMessage) error {
-	return l.write(ctx, fmt.Sprintf("append_trace %q", id), func() error { return l.inner.AppendTrace(ctx, id, entry) })
+	return l.send(ctx, fmt.Sprintf("append_trace %q", id), func() error { return l.inner.AppendTrace(ctx, id, entry) })
 }
 
 // The reads below are never routed through the link by replica.Store (its
@@ -154,8 +151,10 @@ func (l *link) ReadTrace(ctx context.Context, id string) ([]model.TraceEntry, er
 // Dump, Reset and SetTraceMax are the harness's, not the client's: they
 // bypass the gate.
 func (l *link) Dump(ctx context.Context) (*model.Dump, error) { return l.inner.Dump(ctx) }
-func (l *link) Reset(ctx context.Context) error               { defer l.wrote(); return l.inner.Reset(ctx) }
-func (l *link) SetTraceMax(n int)                             { l.inner.SetTraceMax(n) }
+func (l *link) Reset(ctx context.Context) error {
+	return l.write(func() error { return l.inner.Reset(ctx) })
+}
+func (l *link) SetTraceMax(n int) { l.inner.SetTraceMax(n) }
 
 // Close does nothing: the cluster owns the primary.
 func (l *link) Close() error { return nil }
@@ -170,8 +169,7 @@ type primaryHandle struct {
 // The writes, counted.
 
 func (p primaryHandle) Commit(ctx context.Context, exe *model.Execution, b model.Batch) error {
-	defer p.c.wrote()
-	return p.Store.Commit(ctx, exe, b)
+	return p.c.write(func() error { return p.Store.Commit(ctx, exe, b) })
 }
 
 func (p primaryHandle) Save(ctx context.Context, exe *model.Execution) error {
@@ -179,28 +177,23 @@ func (p primaryHandle) Save(ctx context.Context, exe *model.Execution) error {
 }
 
 func (p primaryHandle) AckOutbox(ctx context.Context, seq int64) error {
-	defer p.c.wrote()
-	return p.Store.AckOutbox(ctx, seq)
+	return p.c.write(func() error { return p.Store.AckOutbox(ctx, seq) })
 }
 
 func (p primaryHandle) AckSpawn(ctx context.Context, seq int64) error {
-	defer p.c.wrote()
-	return p.Store.AckSpawn(ctx, seq)
+	return p.c.write(func() error { return p.Store.AckSpawn(ctx, seq) })
 }
 
 func (p primaryHandle) DeleteTimer(ctx context.Context, id, path string, fireAt float64) error {
-	defer p.c.wrote()
-	return p.Store.DeleteTimer(ctx, id, path, fireAt)
+	return p.c.write(func() error { return p.Store.DeleteTimer(ctx, id, path, fireAt) })
 }
 
 func (p primaryHandle) AppendTrace(ctx context.Context, id string, entry json.RawMessage) error {
-	defer p.c.wrote()
-	return p.Store.AppendTrace(ctx, id, entry)
+	return p.c.write(func() error { return p.Store.AppendTrace(ctx, id, entry) })
 }
 
 func (p primaryHandle) Reset(ctx context.Context) error {
-	defer p.c.wrote()
-	return p.Store.Reset(ctx)
+	return p.c.write(func() error { return p.Store.Reset(ctx) })
 }
 
 // Close does nothing: the cluster closes the primary.

@@ -30,8 +30,9 @@ import (
 // backup API into a replica file.
 //
 // The cost is on the primary's WAL: a checkpoint copies back only the
-// frames no held snapshot still needs, so the WAL grows while replicas
-// lag behind commits, and shrinks again when they have caught up.
+// frames no held snapshot still reads, and the WAL starts over only when no
+// snapshot reads any, so with replicas lagging by turns it grows for as
+// long as the cluster is open. The cluster bounds it (wal.go).
 
 // replicaURI opens the primary read-only, waiting for locks like the
 // store's own connections.
@@ -94,9 +95,20 @@ func refresh(ctx context.Context, replica *sql.DB) error {
 		return fmt.Errorf("refresh: get the replica's connection: %w", err)
 	}
 	defer conn.Close()
-	ctx = context.WithoutCancel(ctx)
+	release(ctx, conn)
+	return hold(ctx, conn)
+}
+
+// release ends the snapshot a replica's connection holds, if any.
+func release(ctx context.Context, conn *sql.Conn) {
 	// The first refresh of a connection has no snapshot to end.
-	_, _ = conn.ExecContext(ctx, endSnapshot)
+	_, _ = conn.ExecContext(context.WithoutCancel(ctx), endSnapshot)
+}
+
+// hold makes a replica's connection, holding no snapshot, take the
+// primary's current one.
+func hold(ctx context.Context, conn *sql.Conn) error {
+	ctx = context.WithoutCancel(ctx)
 	if _, err := conn.ExecContext(ctx, beginSnapshot); err != nil {
 		return fmt.Errorf("refresh: begin the replica's snapshot: %w", err)
 	}

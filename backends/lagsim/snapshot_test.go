@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/backends/sqlite"
 	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
@@ -187,4 +189,69 @@ func primaryAndReplica(tb testing.TB) (primary, replica *sqlstore.Store) {
 	}
 	tb.Cleanup(func() { replica.Close() })
 	return primary, replica
+}
+
+// TestWALStaysBounded: replicas that hold old snapshots keep the primary's
+// WAL from starting over; past the bound the cluster compacts it, moving
+// every replica to the primary's current state, unless a fault holds one
+// back (a stalled replica), and the WAL then grows past the bound.
+func TestWALStaysBounded(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "p.db")
+	opt := DefaultOptions()
+	opt.Lag = MaxLag // no scheduled refresh during the test
+	opt.ReadYourWrites = false
+	c, err := OpenCluster(ctx, path, model.DefaultConfig(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const bound = 1 << 20
+	c.walBound = bound
+	var replicas []*replica.Store
+	for i := range 3 {
+		r, err := c.NewReplica(ctx, fmt.Sprintf("r%d", i), uint64(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		replicas = append(replicas, r)
+	}
+	pad := strings.Repeat("x", 4000)
+	commits := func(from, n int) {
+		t.Helper()
+		for i := from; i < from+n; i++ {
+			exe := &model.Execution{ID: fmt.Sprintf("e%d", i), DefinitionID: "d", Status: "running", Context: json.RawMessage(`{"pad":"` + pad + `"}`)}
+			if err := c.Primary().Commit(ctx, exe, model.Batch{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	walSize := func() int64 {
+		fi, err := os.Stat(path + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Size()
+	}
+
+	replicas[1].StallSyncs() // held back: no compaction may move it
+	commits(0, 1500)
+	if c.Compactions() != 0 || walSize() < 2*bound {
+		t.Fatalf("with a replica stalled: %d compactions, WAL %d bytes; want none, and the WAL past twice the bound", c.Compactions(), walSize())
+	}
+	if got, err := replicas[1].Load(ctx, "e0"); err != nil || got != nil {
+		t.Fatalf("the stalled replica moved: e0 is %+v, %v", got, err)
+	}
+
+	replicas[1].ResumeSyncs()
+	before := walSize()
+	commits(1500, 1500)
+	if c.Compactions() == 0 || walSize() > before {
+		t.Fatalf("without a fault: %d compactions, WAL %d bytes (was %d); want some, and no growth", c.Compactions(), walSize(), before)
+	}
+	for i, r := range replicas {
+		if got, err := r.Load(ctx, "e0"); err != nil || got == nil {
+			t.Errorf("replica r%d after a compaction: e0 is %+v, %v; want the primary's", i, got, err)
+		}
+	}
 }

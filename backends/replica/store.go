@@ -105,6 +105,9 @@ func (s *Store) StallSyncs() { s.sync.stalled.Store(true) }
 // ResumeSyncs ends StallSyncs; the next scheduled sync catches up.
 func (s *Store) ResumeSyncs() { s.sync.stalled.Store(false) }
 
+// SyncsStalled reports whether StallSyncs holds the replica back.
+func (s *Store) SyncsStalled() bool { return s.sync.stalled.Load() }
+
 // Stats returns the replica's sync counts.
 func (s *Store) Stats() SyncStats {
 	st := SyncStats{Syncs: s.sync.syncs.Load(), Failed: s.sync.failed.Load(), Skipped: s.skipped.Load()}
