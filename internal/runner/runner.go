@@ -412,7 +412,7 @@ func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, 
 	params := plan.Params
 	params.Seed, params.Progress = e.Seed, live
 	if plan.Out != "" {
-		r.Dir = filepath.Join("runs", fmt.Sprintf("%02d-%s-%s", i, slug(name(e, shown)), e.Scenario.Name))
+		r.Dir = filepath.Join("runs", fmt.Sprintf("%02d-%s-%s", i, slug(folderName(e, shown)), e.Scenario.Name))
 		params.OutDir = filepath.Join(plan.Out, r.Dir)
 		if err := os.MkdirAll(params.OutDir, 0o755); err != nil {
 			r.Verdict, r.Reason = reports.NotRun, fmt.Sprintf("cannot create the run folder: %v", err)
@@ -477,9 +477,9 @@ func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, 
 	return r, sp
 }
 
-// name is what a run's folder is named after: its subject, or the
+// folderName is what a run's folder is named after: its subject, or the
 // backend as shown.
-func name(e Entry, shown string) string {
+func folderName(e Entry, shown string) string {
 	if e.Subject != "" {
 		return e.Subject
 	}

@@ -67,15 +67,7 @@ func TestMatrix(t *testing.T) {
 func TestEntries(t *testing.T) {
 	var dirs []string
 	var wrapped atomic.Int64
-	sc := scenario(func(ctx context.Context, tg scenarios.Target, p scenarios.Params) scenarios.Result {
-		dirs = append(dirs, tg.File)
-		st, err := tg.Open(ctx, model.DefaultConfig())
-		if err != nil {
-			return scenarios.Result{Verdict: reports.NotRun, Reason: err.Error()}
-		}
-		st.Close()
-		return scenarios.Result{Verdict: reports.Pass, Ops: int64(p.Seed)}
-	})
+	sc := opening(&dirs)
 	runs := run(t, Plan{
 		Entries:    []Entry{{Backend: "sqlite:{dir}/x.db", Scenario: sc, Seed: 3}, {Backend: "sqlite:{dir}/x.db", Scenario: sc, Seed: 4, Subject: "twin"}},
 		Instrument: func(i int, st model.Store) model.Store { wrapped.Add(1); return st },
@@ -109,15 +101,7 @@ func TestKeptStores(t *testing.T) {
 		t.Fatal(err)
 	}
 	var files []string
-	sc := scenario(func(ctx context.Context, tg scenarios.Target, p scenarios.Params) scenarios.Result {
-		files = append(files, tg.File)
-		st, err := tg.Open(ctx, model.DefaultConfig())
-		if err != nil {
-			return scenarios.Result{Verdict: reports.NotRun, Reason: err.Error()}
-		}
-		st.Close()
-		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
-	})
+	sc := opening(&files)
 	sc.Name = "probe"
 	runs := Execute(context.Background(), Plan{
 		Entries: []Entry{{Backend: "sqlite:{dir}/x.db", Scenario: sc, Seed: 1}, {Backend: "sqlite:{dir}/x.db", Scenario: sc, Seed: 2}},
@@ -135,6 +119,21 @@ func TestKeptStores(t *testing.T) {
 	if _, err := os.Stat(stale); err == nil {
 		t.Errorf("%s, left by an earlier run, is still in the run's database folder", stale)
 	}
+}
+
+// opening is a scenario that notes its target's file in files, opens and
+// closes a store there, and passes with its seed as its operation count.
+// Its runs must go one at a time.
+func opening(files *[]string) scenarios.Scenario {
+	return scenario(func(ctx context.Context, tg scenarios.Target, p scenarios.Params) scenarios.Result {
+		*files = append(*files, tg.File)
+		st, err := tg.Open(ctx, model.DefaultConfig())
+		if err != nil {
+			return scenarios.Result{Verdict: reports.NotRun, Reason: err.Error()}
+		}
+		st.Close()
+		return scenarios.Result{Verdict: reports.Pass, Ops: int64(p.Seed)}
+	})
 }
 
 // Skip and Budget end runs as NOT RUN with the reason, unless a failure
