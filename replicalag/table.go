@@ -73,7 +73,7 @@ func (r *Result) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# replica-lag-conflict — %s\n\n", r.Kind)
 	if r.Simulation {
-		b.WriteString("These figures come from a **simulation** of embedded-replica lag (SQLite primary, replica files refreshed on a seeded schedule), not from libSQL.\n\n")
+		b.WriteString("These figures come from a **simulation** of embedded-replica lag (SQLite primary, each replica a snapshot of it held open and moved forward on a seeded schedule), not from libSQL.\n\n")
 	}
 	fmt.Fprintf(&b, "Seed %d, schedule digest `%s`, verdict **%s**.", r.Seed, r.Digest, r.Verdict)
 	if r.Reason != "" {

@@ -190,11 +190,6 @@ func (c *conn) IsValid() bool {
 	return true
 }
 
-// Unwrap is the driver's own connection, for what only it offers (the
-// backup API lagsim copies files with). A caller must not run statements
-// on it behind the cache's back while it holds rows from the cache.
-func (c *conn) Unwrap() driver.Conn { return c.inner }
-
 // Close finalizes the cached statements, then closes the connection.
 func (c *conn) Close() error {
 	var errs []error

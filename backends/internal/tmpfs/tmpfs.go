@@ -1,7 +1,7 @@
 // Package tmpfs finds a folder in memory for files a run makes that are
 // not the store under test, and whose trip to the disk is only cost: the
-// data of rqlite nodes storecheck starts, the replica files of the lagsim
-// simulation.
+// data of rqlite nodes storecheck starts, go-libsql's replica files and
+// sqld's data.
 package tmpfs
 
 import (
@@ -29,7 +29,7 @@ const folder = "/dev/shm"
 const tmpfsMagic = 0x01021994
 
 // minFree is the room a run's files there may need (three rqlite nodes'
-// Raft logs and snapshots, eight replica files, with a wide margin): a
+// Raft logs and snapshots, or eight replica files, with a wide margin): a
 // smaller tmpfs (a container's 64 MiB /dev/shm) is not used.
 const minFree = 1 << 30
 
