@@ -18,6 +18,7 @@ import (
 func crashRecoveryScenario() Scenario {
 	return Scenario{
 		Name:    "crash-recovery",
+		Length:  1300 * time.Millisecond,
 		Summary: "a worker process commits until SIGKILLed at a seeded moment, often mid-commit; each recovery is checked for integrity, durability of every acknowledged commit, atomicity of the one in flight, and against the reference model",
 		Needs:   procfault.CrashNeeds(),
 		Run:     runCrashRecovery,
@@ -29,6 +30,7 @@ func crashRecoveryScenario() Scenario {
 func writerStallScenario() Scenario {
 	return Scenario{
 		Name:    "writer-stall",
+		Length:  2500 * time.Millisecond,
 		Summary: "worker processes share one file; one is SIGSTOPped holding the write lock, the others see busy errors; the merged history is checked for linearizability, atomicity, delivery and dedupe",
 		Needs:   procfault.StallNeeds(),
 		Run:     runWriterStall,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/storecheck/storecheck/chaos/lossyfs"
 	"github.com/storecheck/storecheck/evidence"
@@ -18,7 +19,8 @@ import (
 // recovery by what the URL's synchronous setting promises.
 func powerLossScenario() Scenario {
 	return Scenario{
-		Name: "power-loss",
+		Name:   "power-loss",
+		Length: time.Second,
 		Summary: "a worker process commits on a file in a lossy FUSE mount until SIGKILLed at a seeded moment, then the power is cut (unsynced writes are lost, some pages of them torn through); " +
 			"each recovery is judged by the URL's synchronous=: FULL/EXTRA keep every acknowledged commit, NORMAL may lose only a suffix of them (each whole, the file sound; commits an earlier cut lost may come back whole, reported), OFF is reported; on execution stores and run stores",
 		Needs: procfault.PowerNeeds(),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/evidence"
@@ -21,7 +22,8 @@ import (
 // rate, retries per commit and the worst staleness per lag.
 func replicaLagScenario() Scenario {
 	return Scenario{
-		Name: "replica-lag-conflict",
+		Name:   "replica-lag-conflict",
+		Length: 4 * time.Second,
 		Summary: "clients load from their own replica, commit on the primary and retry conflicts, at each lag of a sweep up to the URL's and under replica faults; " +
 			"no lost update, commits linearizable, replica reads monotonic and read-your-writes, replicas converge; conflict rate, retries and staleness per lag (lagsim: is a simulation)",
 		Needs: []backends.Capability{backends.ExecutionStore, backends.Replicas},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/storecheck/storecheck/backends"
 	confrunstore "github.com/storecheck/storecheck/conformance/runstore"
@@ -84,6 +85,7 @@ func runRunsConformance(ctx context.Context, t Target, p Params) Result {
 func leaseStallScenario() Scenario {
 	return Scenario{
 		Name:    "lease-stall",
+		Length:  3600 * time.Millisecond,
 		Summary: "run store: workers claim, renew, checkpoint and finish while one stalls past its lease (paused goroutine, SIGSTOPped process) and another takes the run over; stale tokens must be rejected, one live lease per run (porcupine), tokens increasing, gap-free numbering, idempotent creates",
 		Needs:   runStoreNeeds(),
 		// It waits out leases: 0.95 s of CPU in 3.6 s on runs+sqlite

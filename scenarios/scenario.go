@@ -144,7 +144,12 @@ type Scenario struct {
 	// than the target's own count (backends.Target.Cores): a timed run that
 	// mostly waits out its windows. Nil means the target's count.
 	Cores func(t *backends.Target) float64
-	Run   func(ctx context.Context, t Target, p Params) Result
+	// Length is about how long a timed run of the scenario on an embedded
+	// store takes with the default flags, measured alone
+	// (docs/PERFORMANCE.md): timed runs start longest first, so that the
+	// short ones fill in around them. Zero: unknown, after the others.
+	Length time.Duration
+	Run    func(ctx context.Context, t Target, p Params) Result
 }
 
 // CoresOn is how many cores a run of the scenario on t keeps busy.

@@ -37,14 +37,16 @@ func (m *matrix) register(fs *flag.FlagSet, scenarioFlag string) {
 	m.out.register(fs)
 	m.servers.register(fs)
 	fs.Var(&m.shard, "shard", "K/N: run only shard K of N of the plan (runs K, K+N, K+2N, … of the whole plan, with their seeds and folder numbers), for a CI matrix; 'storecheck merge' combines the N summaries")
-	fs.IntVar(&m.parallel, "parallel", defaultParallel(), "runs at once: runs of different backends side by side, each backend's in order (runs that share nothing — memory:, a cluster each run starts, a {dir} folder — side by side too); the timed scenarios (faults, lag, crashes, stalls) after the others, side by side while the cores each keeps busy fit the machine's (one for an embedded store, half per node of a cluster, less for a scenario that mostly waits: lease-stall, the lag simulation's sweep); the report is the same; the default is one per CPU (--parallel 1: one after another, each run's figures taken on a machine of its own)")
+	fs.IntVar(&m.parallel, "parallel", defaultParallel(), "runs at once: runs of different backends side by side, each backend's in order (runs that share nothing — memory:, a cluster each run starts, a {dir} folder — side by side too); the timed scenarios (faults, lag, crashes, stalls) once the others have all started, longest first, each when the cores it keeps busy fit the machine's beside those going (one for an embedded store or an untimed run, half per node of a cluster, less for a scenario that mostly waits: lease-stall, the lag simulation's sweep); the report is the same; the default is one per CPU (--parallel 1: one after another, each run's figures taken on a machine of its own)")
 }
 
 // defaultParallel is one run per CPU. A run of the embedded default keeps
 // about one core busy (0.3–1.2 cores measured per scenario,
 // docs/PERFORMANCE.md), so one per core gives each about what it has
-// alone. The timed runs go after the others, side by side only while the
-// cores they keep busy fit the machine's (Plan.TimedCores; runner.footprint reads each backend's):
+// alone. The timed runs go once the others have all started, each when
+// the cores it keeps busy fit the machine's beside those going
+// (Plan.TimedCores; runner.footprint reads each run's, an untimed run
+// counting one):
 // then the faults they inject and the operations caught in them are what
 // they are alone; their throughput is that of a shared machine, which the
 // summary records (Summary.Parallel). A run on a 3-node rqlite cluster

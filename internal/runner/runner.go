@@ -5,12 +5,14 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -253,19 +255,59 @@ func kin(e Entry) string {
 	return "backend " + e.Backend
 }
 
-// parallel runs the untimed runs' lanes on plan.Parallel workers, then
-// the timed runs' lanes on as many, within plan.TimedCores.
+// parallel runs the untimed runs' lanes on plan.Parallel workers, each
+// lane holding one core of the budget (plan.TimedCores) while it runs; once
+// every untimed lane has started, the timed runs, a lane each, each run
+// when the cores it keeps busy fit beside those going — the last untimed
+// runs' included — and never beside an untimed run of its own lane (one
+// backend's file).
 func (x *execution) parallel(ctx context.Context) {
 	own := make([]bool, len(x.plan.Entries))
 	cores := make([]float64, len(x.plan.Entries))
 	for i, e := range x.plan.Entries {
 		own[i], cores[i] = footprint(e)
 	}
+	key := func(l []int) string { return lane(l[0], x.plan.Entries[l[0]], own[l[0]]) }
 	untimed, timed := x.lanes(false, own), x.lanes(true, own)
-	x.runLanes(ctx, untimed, x.plan.Parallel, nil, cores)
-	// Timed runs are bounded by the cores they keep busy alone: a lane
-	// each, as many going as fit.
-	x.runLanes(ctx, timed, len(timed), newCoreBudget(float64(x.plan.timedCores())), cores)
+	budget := newCoreBudget(float64(x.plan.timedCores()))
+	ended := map[string]chan struct{}{} // an untimed lane's end, by lane
+	for _, l := range untimed {
+		ended[key(l)] = make(chan struct{})
+	}
+	work := make(chan []int)
+	var wg sync.WaitGroup
+	for range min(x.plan.Parallel, len(untimed)) {
+		wg.Go(func() {
+			for l := range work {
+				for _, i := range l {
+					x.run(ctx, i)
+				}
+				budget.give(1)
+				close(ended[key(l)])
+			}
+		})
+	}
+	for _, l := range untimed {
+		// Counted before it goes, whether or not it fits: --parallel, not
+		// the budget, says how many untimed runs go at once.
+		budget.hold(1)
+		work <- l
+	}
+	close(work)
+	x.runLanes(ctx, longestFirst(x.plan.Entries, timed), budget, cores, func(l []int) <-chan struct{} {
+		return ended[key(l)] // nil for a lane with no untimed runs
+	})
+	wg.Wait()
+}
+
+// longestFirst orders lanes by the expected length of their first run
+// (Scenario.Length), longest first, plan order among equals.
+func longestFirst(entries []Entry, lanes [][]int) [][]int {
+	out := slices.Clone(lanes)
+	slices.SortStableFunc(out, func(a, b []int) int {
+		return cmp.Compare(entries[b[0]].Scenario.Length, entries[a[0]].Scenario.Length)
+	})
+	return out
 }
 
 // timedCores is the cores timed runs may keep busy at once: TimedCores,
@@ -293,62 +335,122 @@ func (x *execution) lanes(timed bool, own []bool) [][]int {
 	return out
 }
 
-// runLanes runs the lanes on n workers, each lane's runs one after
-// another, each run within budget when there is one (by its cores), and
-// returns when all have ended.
-func (x *execution) runLanes(ctx context.Context, lanes [][]int, n int, budget *coreBudget, cores []float64) {
-	work := make(chan []int)
+// runLanes runs the lanes side by side, each lane's runs one after
+// another once after(lane) is closed (nil: at once), each run when its
+// cores fit in budget and no run of a lane before it that fits is
+// waiting, and returns when all have ended.
+func (x *execution) runLanes(ctx context.Context, lanes [][]int, budget *coreBudget, cores []float64, after func(lane []int) <-chan struct{}) {
 	var wg sync.WaitGroup
-	for range min(n, len(lanes)) {
+	for rank, l := range lanes {
+		// Every lane's first run is queued before any goes, so that the
+		// first to go is the first by rank, not the first goroutine up.
+		dep := after(l)
+		first := budget.enqueue(rank, cores[l[0]], ended(dep))
 		wg.Go(func() {
-			for l := range work {
-				for _, i := range l {
-					budget.take(cores[i])
-					x.run(ctx, i)
-					budget.give(cores[i])
+			if dep != nil {
+				<-dep
+			}
+			for j, i := range l {
+				w := first
+				if j > 0 {
+					w = budget.enqueue(rank, cores[i], true)
 				}
+				budget.await(w)
+				x.run(ctx, i)
+				budget.give(cores[i])
 			}
 		})
 	}
-	for _, l := range lanes {
-		work <- l
-	}
-	close(work)
 	wg.Wait()
 }
 
+// ended reports whether c is nil or closed.
+func ended(c <-chan struct{}) bool {
+	if c == nil {
+		return true
+	}
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
+}
+
 // coreBudget lets runs go side by side while the cores they keep busy fit
-// in its capacity; a run that does not fit even alone goes alone. A nil
-// budget lets every run go.
+// in its capacity; a run that does not fit even alone goes alone. Of the
+// runs waiting, the first by rank that fits goes first.
 type coreBudget struct {
 	mu       sync.Mutex
 	freed    *sync.Cond
 	capacity float64
 	used     float64
 	going    int
+	waiting  map[*waiter]bool
+}
+
+// waiter is a run waiting for cores; one not ready waits for something
+// else first and is passed over.
+type waiter struct {
+	rank  int
+	cores float64
+	ready bool
 }
 
 func newCoreBudget(capacity float64) *coreBudget {
-	b := &coreBudget{capacity: capacity}
+	b := &coreBudget{capacity: capacity, waiting: map[*waiter]bool{}}
 	b.freed = sync.NewCond(&b.mu)
 	return b
 }
 
-// take waits until cores fit beside the runs going, or none is going.
-func (b *coreBudget) take(cores float64) {
-	if b == nil {
-		return
-	}
+// enqueue queues a run of the given rank for cores.
+func (b *coreBudget) enqueue(rank int, cores float64, ready bool) *waiter {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	for b.going > 0 && b.used+cores > b.capacity {
+	w := &waiter{rank: rank, cores: cores, ready: ready}
+	b.waiting[w] = true
+	return w
+}
+
+// await waits until w's cores fit beside the runs going (or none is going)
+// and no ready waiter of a lower rank fits, and takes them.
+func (b *coreBudget) await(w *waiter) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w.ready = true
+	for !b.fits(w.cores) || b.beforeFits(w) {
 		b.freed.Wait()
 	}
+	delete(b.waiting, w)
+	b.used += w.cores
+	b.going++
+	b.freed.Broadcast() // a waiter of a higher rank may be next
+}
+
+// fits reports whether cores fit beside the runs going.
+func (b *coreBudget) fits(cores float64) bool {
+	return b.going == 0 || b.used+cores <= b.capacity
+}
+
+// beforeFits reports whether a waiter of a lower rank than w fits.
+func (b *coreBudget) beforeFits(w *waiter) bool {
+	for o := range b.waiting {
+		if o.ready && o.rank < w.rank && b.fits(o.cores) {
+			return true
+		}
+	}
+	return false
+}
+
+// hold takes cores at once, whether or not they fit.
+func (b *coreBudget) hold(cores float64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.used += cores
 	b.going++
 }
 
-// give returns what take took.
+// give returns what take or hold took.
 func (b *coreBudget) give(cores float64) {
 	if b == nil {
 		return

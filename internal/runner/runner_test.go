@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -168,9 +169,10 @@ func TestSkipAndBudget(t *testing.T) {
 }
 
 // TestParallel: runs of different lanes overlap up to Parallel; runs of
-// one lane never do and keep their order; timed runs overlap only each
-// other, up to TimedCores (one core each), after every untimed run has ended; the
-// summary lists every run in plan order.
+// one lane never do and keep their order; timed runs go after every
+// untimed run of their lane, and while one goes the runs going (one core
+// each) never keep more than TimedCores busy; the summary lists every run
+// in plan order.
 func TestParallel(t *testing.T) {
 	for _, tc := range []struct{ parallel, timedParallel, wantTimedPeak int }{
 		{parallel: 3, timedParallel: 0, wantTimedPeak: 1},
@@ -188,7 +190,7 @@ func testParallel(t *testing.T, parallel, timedParallel, wantTimedPeak int) {
 	var (
 		now, peak, timedPeak atomic.Int64
 		timedNow, untimedNow atomic.Int64
-		mixed                atomic.Int64 // a timed run saw an untimed one going, or the reverse
+		over                 atomic.Int64 // a timed run saw more cores busy than TimedCores
 		laneBusy             [4]atomic.Int64
 		laneOrder            [4][]string
 		mu                   = make(chan struct{}, 1)
@@ -197,9 +199,9 @@ func testParallel(t *testing.T, parallel, timedParallel, wantTimedPeak int) {
 		sc := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
 			raise(&peak, now.Add(1))
 			defer now.Add(-1)
-			mine, other := &untimedNow, &timedNow
+			mine := &untimedNow
 			if timed {
-				mine, other = &timedNow, &untimedNow
+				mine = &timedNow
 				raise(&timedPeak, timedNow.Add(1))
 			} else {
 				untimedNow.Add(1)
@@ -214,8 +216,8 @@ func testParallel(t *testing.T, parallel, timedParallel, wantTimedPeak int) {
 			<-mu
 			for range 3 {
 				time.Sleep(10 * time.Millisecond)
-				if other.Load() > 0 {
-					mixed.Add(1)
+				if timed && timedNow.Load()+untimedNow.Load() > int64(max(1, min(parallel, timedParallel))) {
+					over.Add(1)
 				}
 			}
 			return scenarios.Result{Verdict: reports.Pass, Reason: name, Ops: 1}
@@ -224,7 +226,7 @@ func testParallel(t *testing.T, parallel, timedParallel, wantTimedPeak int) {
 		return sc
 	}
 	// Each lane: an untimed run, two timed ones, an untimed one; the timed
-	// ones go after every untimed run, so a lane runs in the order
+	// ones go after the lane's untimed runs, so a lane runs in the order
 	// 0, 3, 1, 2.
 	var entries []Entry
 	// Files named in the URLs (never opened here): each backend's runs
@@ -246,8 +248,8 @@ func testParallel(t *testing.T, parallel, timedParallel, wantTimedPeak int) {
 	if got := timedPeak.Load(); got != int64(wantTimedPeak) {
 		t.Errorf("at most %d timed runs at once; want %d", got, wantTimedPeak)
 	}
-	if mixed.Load() != 0 {
-		t.Errorf("a timed run and an untimed one went at once %d times", mixed.Load())
+	if over.Load() != 0 {
+		t.Errorf("a timed run went with more runs going than TimedCores %d times", over.Load())
 	}
 	for i, e := range entries {
 		if runs[i].Reason != e.Scenario.Name {
@@ -354,6 +356,62 @@ func TestTimedRunsWithinCores(t *testing.T) {
 			if r.Verdict != reports.Pass {
 				t.Errorf("run %d: %s %s", i, r.Verdict, r.Reason)
 			}
+		}
+	}
+}
+
+// TestTimedGoesBesideTheLastUntimed: once every untimed run has started,
+// a timed run that fits beside those still going starts at once.
+func TestTimedGoesBesideTheLastUntimed(t *testing.T) {
+	var o overlap
+	long := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+		defer o.enter()()
+		time.Sleep(150 * time.Millisecond)
+		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+	})
+	timed := napping(&o)
+	timed.Timed = true
+	entries := []Entry{{Backend: "memory:", Scenario: long, Seed: 1}, {Backend: "memory:", Scenario: timed, Seed: 1}}
+	for _, c := range []struct {
+		cores int
+		want  int64
+	}{{2, 2}, {1, 1}} {
+		o.peak.Store(0)
+		run(t, Plan{Entries: entries, Parallel: 2, TimedCores: c.cores})
+		if o.peak.Load() != c.want {
+			t.Errorf("within %d cores: %d runs at once; want %d", c.cores, o.peak.Load(), c.want)
+		}
+	}
+}
+
+// TestTimedRunsLongestFirst: timed runs start by their scenario's expected
+// length, longest first, plan order among equals; the summary keeps plan
+// order.
+func TestTimedRunsLongestFirst(t *testing.T) {
+	var mu sync.Mutex
+	var started []string
+	mk := func(name string, length time.Duration) scenarios.Scenario {
+		sc := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+			mu.Lock()
+			started = append(started, name)
+			mu.Unlock()
+			time.Sleep(5 * time.Millisecond)
+			return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+		})
+		sc.Name, sc.Timed, sc.Length = name, true, length
+		return sc
+	}
+	var entries []Entry
+	for _, sc := range []scenarios.Scenario{mk("short", time.Second), mk("unknown", 0), mk("long", 3*time.Second), mk("middle", 2*time.Second), mk("short-too", time.Second)} {
+		entries = append(entries, Entry{Backend: "memory:", Scenario: sc, Seed: 1})
+	}
+	runs := run(t, Plan{Entries: entries, Parallel: 2, TimedCores: 1})
+	if got, want := strings.Join(started, ","), "long,middle,short,short-too,unknown"; got != want {
+		t.Errorf("started %s; want %s", got, want)
+	}
+	for i, r := range runs {
+		if r.Scenario != entries[i].Scenario.Name {
+			t.Errorf("summary run %d is %s; want %s", i, r.Scenario, entries[i].Scenario.Name)
 		}
 	}
 }
