@@ -206,9 +206,9 @@ func inspectNodes(ctx context.Context, p Params, cl cluster.Cluster, after after
 		} else {
 			c = raftlog.Report(h.Dir(), ids)
 		}
-		logs.compared, logs.unread = c.Shared, len(c.Unread)
+		logs.compared, logs.unread, logs.nodes = c.Shared, c.Unread, len(ids)
 	}
-	if after.diverged() || len(c.Broken) > 0 {
+	if after.diverged() || len(c.Broken) > 0 || len(c.Unread) > 0 {
 		keepNodes(ctx, p, after, again, c.Text, h, halts)
 	}
 	if len(c.Broken) > 0 {
@@ -221,26 +221,41 @@ func inspectNodes(ctx context.Context, p Params, cl cluster.Cluster, after after
 type logCheck struct {
 	checked bool // the cluster's logs could be looked at (processes)
 	// compared is how many indexes more than one node's log held; unread
-	// how many nodes' logs could not be read.
-	compared, unread int
-	err              error // a broken Log Matching
+	// the nodes whose logs could not be read, of nodes.
+	compared, nodes int
+	unread          []string
+	err             error // a broken Log Matching
 }
 
-// apply puts the comparison into out: its figures (so that a run whose
-// logs could not be compared shows it), and a broken Log Matching as the
-// verdict of a run that had passed, a note on one that had failed.
+// apply puts the comparison into out: its figures, and a broken Log
+// Matching as the verdict of a run that had passed, a note on one that had
+// failed. A log that could not be read is said in the reason too: a pass
+// then holds for the other nodes' logs only, or, with fewer than two read,
+// says nothing of Log Matching.
 func (l logCheck) apply(out *Result) {
 	if !l.checked {
 		return
 	}
 	out.Metrics["raft_indexes_compared"] = float64(l.compared)
-	out.Metrics["raft_logs_unread"] = float64(l.unread)
+	out.Metrics["raft_logs_unread"] = float64(len(l.unread))
 	switch {
 	case l.err == nil:
 	case out.Verdict == reports.Pass:
 		out.Verdict, out.Guarantee, out.Reason = reports.Fail, GuaranteeLogMatching, rqOneLine(l.err.Error())
 	default:
 		out.Reason += " (and " + rqOneLine(l.err.Error()) + ")"
+	}
+	if len(l.unread) > 0 {
+		scope := "on the other nodes' logs only"
+		if l.nodes-len(l.unread) < 2 {
+			scope = "not at all"
+		}
+		note := fmt.Sprintf("Raft log of %s not read: Log Matching checked %s (nodes/%s)", strings.Join(l.unread, ", "), scope, raftLogEvidence)
+		if out.Reason == "" {
+			out.Reason = note
+		} else {
+			out.Reason += " (" + note + ")"
+		}
 	}
 }
 

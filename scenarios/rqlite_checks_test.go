@@ -163,13 +163,13 @@ func TestInspectNodesChecksLogMatching(t *testing.T) {
 	agreeing := build(map[string][]raftlog.Entry{"n1": leader, "n2": leader, "n3": leader})
 	out := t.TempDir()
 	l := inspectNodes(ctx, Params{OutDir: out}, agreeing, afterHeal{}, nil)
-	if l.err != nil || !l.checked || l.compared != 2 || l.unread != 0 || agreeing.halts != 1 {
+	if l.err != nil || !l.checked || l.compared != 2 || len(l.unread) != 0 || agreeing.halts != 1 {
 		t.Errorf("logs that agree: %+v (halted %d times)", l, agreeing.halts)
 	}
 	passed := Result{Verdict: reports.Pass, Metrics: map[string]float64{}}
 	l.apply(&passed)
-	if passed.Verdict != reports.Pass || passed.Metrics["raft_indexes_compared"] != 2 {
-		t.Errorf("logs that agree, applied: %s %v", passed.Verdict, passed.Metrics)
+	if passed.Verdict != reports.Pass || passed.Metrics["raft_indexes_compared"] != 2 || passed.Reason != "" {
+		t.Errorf("logs that agree, applied: %s %v %q", passed.Verdict, passed.Metrics, passed.Reason)
 	}
 	if _, serr := os.Stat(filepath.Join(out, nodesEvidence)); !os.IsNotExist(serr) {
 		t.Errorf("logs that agree left %s (stat: %v)", nodesEvidence, serr)
@@ -194,7 +194,7 @@ func TestInspectNodesChecksLogMatching(t *testing.T) {
 	}
 
 	// A node whose log cannot be read: nothing compared with it, and the
-	// figures say so.
+	// figures and the reason of a pass say so; the comparison is kept.
 	unreadable := build(map[string][]raftlog.Entry{"n1": leader, "n2": leader})
 	if err := os.MkdirAll(filepath.Join(unreadable.dir, "n3"), 0o755); err != nil {
 		t.Fatal(err)
@@ -202,8 +202,25 @@ func TestInspectNodesChecksLogMatching(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(unreadable.dir, "n3", "raft.db"), []byte("junk"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if l := inspectNodes(ctx, Params{OutDir: t.TempDir()}, unreadable, afterHeal{}, nil); l.unread != 1 || l.compared != 2 || l.err != nil {
+	unreadOut := t.TempDir()
+	l = inspectNodes(ctx, Params{OutDir: unreadOut}, unreadable, afterHeal{}, nil)
+	if !slices.Equal(l.unread, []string{"n3"}) || l.compared != 2 || l.err != nil {
 		t.Errorf("n3's log unreadable: %+v", l)
+	}
+	partial := Result{Verdict: reports.Pass, Metrics: map[string]float64{}}
+	l.apply(&partial)
+	if partial.Verdict != reports.Pass || partial.Metrics["raft_logs_unread"] != 1 ||
+		partial.Reason != "Raft log of n3 not read: Log Matching checked on the other nodes' logs only (nodes/raftlog.txt)" {
+		t.Errorf("a pass with n3's log unread: %s %v %q", partial.Verdict, partial.Metrics, partial.Reason)
+	}
+	if _, serr := os.Stat(filepath.Join(unreadOut, nodesEvidence, raftLogEvidence)); serr != nil {
+		t.Errorf("the comparison with n3's log unread was not kept: %v", serr)
+	}
+	lone := logCheck{checked: true, nodes: 3, unread: []string{"n2", "n3"}}
+	alone := Result{Verdict: reports.Fail, Reason: "stale read", Metrics: map[string]float64{}}
+	lone.apply(&alone)
+	if !strings.HasSuffix(alone.Reason, "stale read (Raft log of n2, n3 not read: Log Matching checked not at all (nodes/raftlog.txt))") {
+		t.Errorf("a failed run with two logs of three unread: %q", alone.Reason)
 	}
 	if is := knownissues.Lookup("raft-heartbeat-term-race"); is == nil || !slices.Contains(is.Guarantees, GuaranteeLogMatching) {
 		t.Errorf("the known issue does not explain %q: %+v", GuaranteeLogMatching, is)
