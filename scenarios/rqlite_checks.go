@@ -208,11 +208,11 @@ func inspectNodes(ctx context.Context, p Params, cl cluster.Cluster, after after
 		}
 		logs.compared, logs.unread, logs.nodes = c.Shared, c.Unread, len(ids)
 	}
-	if after.diverged() || len(c.Broken) > 0 || len(c.Unread) > 0 {
+	if after.diverged() || c.Breaks() || len(c.Unread) > 0 {
 		keepNodes(ctx, p, after, again, c.Text, h, halts)
 	}
-	if len(c.Broken) > 0 {
-		logs.err = fmt.Errorf("%s: %s", GuaranteeLogMatching, raftlog.Line(c.Broken))
+	if c.Breaks() {
+		logs.err = fmt.Errorf("%s: %s", GuaranteeLogMatching, c.Line())
 	}
 	return logs
 }

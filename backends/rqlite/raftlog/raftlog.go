@@ -3,8 +3,11 @@
 // nodes. Raft's Log Matching property says two logs holding an entry with
 // the same index and term hold the same entry there; nodes whose files break
 // it have applied different commands at the same position, whatever their
-// tables then show. storecheck reads the files of nodes it has killed, after
-// a run whose nodes disagreed (scenarios.keepNodes).
+// tables then show. Since a term's leader logs a no-op first, a log that
+// opens a term with anything else breaks it too, against the leader's log,
+// even once the others no longer hold the index (FindUnled). storecheck
+// reads the files of nodes it has killed, after every fault run on a
+// cluster of processes (scenarios.inspectNodes).
 package raftlog
 
 import (
@@ -217,6 +220,11 @@ type Comparison struct {
 	// Broken are the indexes where Log Matching is broken (the same term,
 	// different entries).
 	Broken []Mismatch
+	// Unled are the entries that open a term in one node's log without
+	// being that term's leader's first entry (Unled): Log Matching broken
+	// against the leader's log, even where no other log still holds the
+	// index.
+	Unled []Unled
 	// Shared is how many indexes more than one readable log holds: what
 	// was compared.
 	Shared int
@@ -259,21 +267,71 @@ func Report(dir string, ids []string) Comparison {
 		}
 		fmt.Fprintf(&b, "index %d: %s: %s\n", m.Index, what, m.held())
 	}
+	for _, id := range ids {
+		c.Unled = append(c.Unled, FindUnled(id, logs[id])...)
+	}
+	for _, u := range c.Unled {
+		fmt.Fprintf(&b, "index %d: %s: %s\n", u.Index, BrokenMatching+" with the term's leader", u)
+	}
 	c.Text = b.String()
 	return c
 }
 
-// Line says in one line where Log Matching is broken, for a reason.
-func Line(broken []Mismatch) string {
-	if len(broken) == 0 {
-		return ""
-	}
-	more := ""
-	if len(broken) > 1 {
-		more = fmt.Sprintf(" (and %d more indexes)", len(broken)-1)
-	}
-	return fmt.Sprintf("the nodes' Raft logs hold different entries of one term at index %d: %s%s", broken[0].Index, broken[0].held(), more)
+// Unled is an entry that opens a term in a node's log, right after an
+// entry of an older term, and is not a no-op or a configuration.
+// hashicorp/raft's leader logs a no-op first when it takes a term (its
+// runLeader), and a follower takes a leader's entries in order, so the
+// first entry of a term in any log is that no-op, unless a snapshot cut the
+// log there; a command in its place was logged under a term its node did
+// not lead, and the term's leader holds its no-op at that index: two
+// entries of one term at one index. This is how the Log Matching break of
+// hashicorp/raft#695 shows in the one log that still holds the index once
+// the others have compacted it into a snapshot.
+type Unled struct {
+	Node                  string
+	Index, Term, PrevTerm uint64
+	Held                  string // Describe of the entry
 }
+
+func (u Unled) String() string {
+	return fmt.Sprintf("%s's first entry of term %d is %s, after term %d at index %d, where the term's leader logs its no-op first",
+		u.Node, u.Term, u.Held, u.PrevTerm, u.Index-1)
+}
+
+// FindUnled returns the entries of one node's log, in index order, that
+// open a term without being its leader's first entry (Unled).
+func FindUnled(node string, entries []Entry) []Unled {
+	var out []Unled
+	for i := 1; i < len(entries); i++ {
+		prev, e := entries[i-1], entries[i]
+		if e.Index != prev.Index+1 || e.Term <= prev.Term || e.Type == typeNoop || e.Type == typeConfig {
+			continue
+		}
+		out = append(out, Unled{Node: node, Index: e.Index, Term: e.Term, PrevTerm: prev.Term, Held: Describe(e)})
+	}
+	return out
+}
+
+// Line says in one line where Log Matching is broken, for a reason: the
+// first index where two logs differ in one term, or else the first entry
+// that opens a term without being its leader's.
+func (c Comparison) Line() string {
+	n := len(c.Broken) + len(c.Unled)
+	more := ""
+	if n > 1 {
+		more = fmt.Sprintf(" (and %d more indexes)", n-1)
+	}
+	switch {
+	case len(c.Broken) > 0:
+		return fmt.Sprintf("the nodes' Raft logs hold different entries of one term at index %d: %s%s", c.Broken[0].Index, c.Broken[0].held(), more)
+	case len(c.Unled) > 0:
+		return fmt.Sprintf("at index %d %s%s", c.Unled[0].Index, c.Unled[0], more)
+	}
+	return ""
+}
+
+// Breaks says whether the comparison found Log Matching broken.
+func (c Comparison) Breaks() bool { return len(c.Broken) > 0 || len(c.Unled) > 0 }
 
 // held says what each node holds, nodes in name order.
 func (m Mismatch) held() string {

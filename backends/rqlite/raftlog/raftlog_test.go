@@ -86,3 +86,49 @@ func TestReadRefusesWhatIsNotALog(t *testing.T) {
 		t.Errorf("read a file without logs: %v", err)
 	}
 }
+
+// TestFindUnledFindsTheShapeSeenAlone: the logs a leader-stall run at level
+// strong left (rqlited df4edc42): the thawed former leader n3 kept its whole
+// log, and its first entry of the next term, at index 1731, is a command
+// where that term's leader logged its no-op; n1 and n2 had compacted that
+// index into snapshots, so no two logs hold it. FindUnled names it; a term
+// opened by a no-op, a log cut by a snapshot (a gap, or a log that starts
+// mid-term) and the bootstrap configuration are not named, and Report
+// says Log Matching is broken.
+func TestFindUnledFindsTheShapeSeenAlone(t *testing.T) {
+	thawed := []Entry{{Index: 1, Term: 1, Type: typeConfig}, {Index: 2, Term: 2, Type: typeNoop},
+		cmd(1730, 2, "INSERT INTO outbox"), cmd(1731, 3, "SELECT version FROM executions"), cmd(1732, 3, "UPDATE executions"),
+		{Index: 7931, Term: 4, Type: typeNoop}}
+	compacted := []Entry{cmd(4684, 3, "UPDATE executions"), cmd(4685, 3, "INSERT INTO outbox"), {Index: 7931, Term: 4, Type: typeNoop}, cmd(7932, 4, "UPDATE executions")}
+	got := FindUnled("n3", thawed)
+	if len(got) != 1 || got[0].Index != 1731 || got[0].Term != 3 || got[0].PrevTerm != 2 {
+		t.Fatalf("FindUnled(n3) = %+v; want index 1731, term 3 after term 2", got)
+	}
+	if s := got[0].String(); !strings.Contains(s, "n3's first entry of term 3 is term 3 command") || !strings.Contains(s, `"SELECT version FROM executions"`) {
+		t.Errorf("described as %q", s)
+	}
+	if got := FindUnled("n1", compacted); len(got) != 0 {
+		t.Errorf("a log that starts mid-term and a term opened by a no-op: %+v", got)
+	}
+	gap := []Entry{cmd(10, 2, "INSERT"), cmd(20, 3, "UPDATE")} // a snapshot between them
+	if got := FindUnled("n2", gap); len(got) != 0 {
+		t.Errorf("a term that starts after a gap: %+v", got)
+	}
+
+	dir := t.TempDir()
+	for id, entries := range map[string][]Entry{"n1": compacted, "n2": compacted, "n3": thawed} {
+		if err := os.MkdirAll(filepath.Join(dir, id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := Write(filepath.Join(dir, id, "raft.db"), entries); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c := Report(dir, []string{"n1", "n2", "n3"})
+	if !c.Breaks() || len(c.Broken) != 0 || len(c.Unled) != 1 || !strings.Contains(c.Text, "index 1731: "+BrokenMatching) {
+		t.Errorf("Report: breaks %v, %d same-index, %d unled:\n%s", c.Breaks(), len(c.Broken), len(c.Unled), c.Text)
+	}
+	if line := c.Line(); !strings.HasPrefix(line, "at index 1731 n3's first entry of term 3") {
+		t.Errorf("Line: %q", line)
+	}
+}
