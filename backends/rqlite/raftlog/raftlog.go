@@ -316,7 +316,14 @@ func FindUnled(node string, entries []Entry) []Unled {
 // first index where two logs differ in one term, or else the first entry
 // that opens a term without being its leader's.
 func (c Comparison) Line() string {
-	n := len(c.Broken) + len(c.Unled)
+	at := map[uint64]bool{} // an index both checks name counts once
+	for _, m := range c.Broken {
+		at[m.Index] = true
+	}
+	for _, u := range c.Unled {
+		at[u.Index] = true
+	}
+	n := len(at)
 	more := ""
 	if n > 1 {
 		more = fmt.Sprintf(" (and %d more indexes)", n-1)

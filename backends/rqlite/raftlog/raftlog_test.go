@@ -128,7 +128,13 @@ func TestFindUnledFindsTheShapeSeenAlone(t *testing.T) {
 	if !c.Breaks() || len(c.Broken) != 0 || len(c.Unled) != 1 || !strings.Contains(c.Text, "index 1731: "+BrokenMatching) {
 		t.Errorf("Report: breaks %v, %d same-index, %d unled:\n%s", c.Breaks(), len(c.Broken), len(c.Unled), c.Text)
 	}
-	if line := c.Line(); !strings.HasPrefix(line, "at index 1731 n3's first entry of term 3") {
+	if line := c.Line(); !strings.HasPrefix(line, "at index 1731 n3's first entry of term 3") || strings.Contains(line, "more") {
 		t.Errorf("Line: %q", line)
+	}
+	// Where the other logs still hold the index, both checks name it: one
+	// index, counted once.
+	both := Comparison{Broken: []Mismatch{{Index: 1731, SameTerm: true}, {Index: 1732, SameTerm: true}}, Unled: c.Unled}
+	if line := both.Line(); !strings.HasSuffix(line, "(and 1 more indexes)") {
+		t.Errorf("Line with both: %q", line)
 	}
 }
