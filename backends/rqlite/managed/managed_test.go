@@ -104,7 +104,8 @@ func openThreeProcesses(t *testing.T) *Store {
 // node's data folder, copied after the nodes are halted (killed); the copy
 // holds the node's Raft log and SQLite file, no node runs after Halt, the
 // kept logs agree — and stop agreeing when one node's copy of a commit is
-// rewritten — and Close still removes the cluster.
+// rewritten, or when one node's log opens a term with a command — and
+// Close still removes the cluster.
 func TestSaveDataKeepsEachNodesFiles(t *testing.T) {
 	ctx := context.Background()
 	s := openThreeProcesses(t)
@@ -141,7 +142,7 @@ func TestSaveDataKeepsEachNodesFiles(t *testing.T) {
 		ids = append(ids, n.ID)
 	}
 	c := raftlog.Report(out, ids)
-	if len(c.Broken) > 0 || len(c.Unread) > 0 || c.Shared < 4 || !strings.Contains(c.Text, "holds the same entry in each") {
+	if c.Breaks() || len(c.Unread) > 0 || c.Shared < 4 || !strings.Contains(c.Text, "holds the same entry in each") {
 		t.Errorf("the kept Raft logs (%d indexes compared):\n%s", c.Shared, c.Text)
 	}
 	// A deliberately broken log: n3's copy of the commit above rewritten
@@ -169,6 +170,31 @@ func TestSaveDataKeepsEachNodesFiles(t *testing.T) {
 	c = raftlog.Report(out, ids)
 	if len(c.Broken) != 1 || c.Broken[0].Index != last.Index || !strings.Contains(c.Text, raftlog.BrokenMatching) {
 		t.Errorf("n3's entry %d rewritten, the comparison found %+v:\n%s", last.Index, c.Broken, c.Text)
+	}
+	// And n2's copy of the leader's no-op that opened its term rewritten
+	// as a command of that term: the log opens the term with something its
+	// leader did not write first (raftlog.FindUnled).
+	n2 := filepath.Join(out, "n2", "raft.db")
+	if entries, err = raftlog.Read(n2); err != nil {
+		t.Fatal(err)
+	}
+	var noop *raftlog.Entry
+	for i := 1; i < len(entries) && noop == nil; i++ {
+		if entries[i].Type == 1 && entries[i].Term > entries[i-1].Term && entries[i].Index == entries[i-1].Index+1 {
+			noop = &entries[i]
+		}
+	}
+	if noop == nil {
+		t.Fatalf("no term opened by a no-op in n2's log of %d entries", len(entries))
+	}
+	queued := *noop
+	queued.Type, queued.Data = 0, last.Data
+	if err := raftlog.Write(n2, []raftlog.Entry{queued}); err != nil {
+		t.Fatal(err)
+	}
+	c = raftlog.Report(out, ids)
+	if len(c.Unled) != 1 || c.Unled[0].Node != "n2" || c.Unled[0].Index != noop.Index {
+		t.Errorf("n2's no-op at %d rewritten as a command, the comparison found %+v:\n%s", noop.Index, c.Unled, c.Text)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
