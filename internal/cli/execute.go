@@ -173,12 +173,14 @@ func unwrapPath(err error) error {
 // simulation (a SQLite primary with lagging replicas). Every run gets fresh
 // files of its own, in its run folder's db/, where they stay with its
 // evidence (runner.KeepStores): runs that share no file go side by side.
-var embeddedDefault = []string{
-	"memory:",
-	"sqlite:" + runner.DirPlaceholder + "/sqlite.db",
-	"libsql:" + runner.DirPlaceholder + "/libsql.db",
-	"runs+sqlite:" + runner.DirPlaceholder + "/runs.db",
-	"lagsim:" + runner.DirPlaceholder + "/primary.db?lag=200ms",
+func embeddedDefault() []string {
+	return []string{
+		"memory:",
+		"sqlite:" + runner.DirPlaceholder + "/sqlite.db",
+		"libsql:" + runner.DirPlaceholder + "/libsql.db",
+		"runs+sqlite:" + runner.DirPlaceholder + "/runs.db",
+		"lagsim:" + runner.DirPlaceholder + "/primary.db?lag=200ms",
+	}
 }
 
 func fileExists(path string) bool {

@@ -107,7 +107,7 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 		return runner.Plan{}, err
 	}
 	if len(urls) == 0 {
-		urls = m.servers.apply(embeddedDefault)
+		urls = m.servers.apply(embeddedDefault())
 	}
 	s := m.seed.resolve()
 	announceSeed(e, m.out, s)

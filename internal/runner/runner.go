@@ -270,9 +270,9 @@ func (x *execution) parallel(ctx context.Context) {
 	key := func(l []int) string { return lane(l[0], x.plan.Entries[l[0]], own[l[0]]) }
 	untimed, timed := x.lanes(false, own), x.lanes(true, own)
 	budget := newCoreBudget(float64(x.plan.timedCores()))
-	ended := map[string]chan struct{}{} // an untimed lane's end, by lane
+	untimedEnd := map[string]chan struct{}{} // closed when the lane's untimed runs have ended
 	for _, l := range untimed {
-		ended[key(l)] = make(chan struct{})
+		untimedEnd[key(l)] = make(chan struct{})
 	}
 	work := make(chan []int)
 	var wg sync.WaitGroup
@@ -283,7 +283,7 @@ func (x *execution) parallel(ctx context.Context) {
 					x.run(ctx, i)
 				}
 				budget.give(1)
-				close(ended[key(l)])
+				close(untimedEnd[key(l)])
 			}
 		})
 	}
@@ -295,7 +295,7 @@ func (x *execution) parallel(ctx context.Context) {
 	}
 	close(work)
 	x.runLanes(ctx, longestFirst(x.plan.Entries, timed), budget, cores, func(l []int) <-chan struct{} {
-		return ended[key(l)] // nil for a lane with no untimed runs
+		return untimedEnd[key(l)] // nil for a lane with no untimed runs
 	})
 	wg.Wait()
 }
@@ -345,7 +345,7 @@ func (x *execution) runLanes(ctx context.Context, lanes [][]int, budget *coreBud
 		// Every lane's first run is queued before any goes, so that the
 		// first to go is the first by rank, not the first goroutine up.
 		dep := after(l)
-		first := budget.enqueue(rank, cores[l[0]], ended(dep))
+		first := budget.enqueue(rank, cores[l[0]], isClosed(dep))
 		wg.Go(func() {
 			if dep != nil {
 				<-dep
@@ -364,8 +364,8 @@ func (x *execution) runLanes(ctx context.Context, lanes [][]int, budget *coreBud
 	wg.Wait()
 }
 
-// ended reports whether c is nil or closed.
-func ended(c <-chan struct{}) bool {
+// isClosed reports whether c is nil or closed.
+func isClosed(c <-chan struct{}) bool {
 	if c == nil {
 		return true
 	}
@@ -450,11 +450,8 @@ func (b *coreBudget) hold(cores float64) {
 	b.going++
 }
 
-// give returns what take or hold took.
+// give returns what await or hold took.
 func (b *coreBudget) give(cores float64) {
-	if b == nil {
-		return
-	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.used -= cores
