@@ -193,6 +193,7 @@ func inspectNodes(ctx context.Context, p Params, cl cluster.Cluster, after after
 		again = readAgain(ctx, after, reread)
 	}
 	var c raftlog.Comparison
+	halted := false
 	h, halts := cl.(haltable)
 	if halts {
 		logs.checked = true
@@ -204,12 +205,13 @@ func inspectNodes(ctx context.Context, p Params, cl cluster.Cluster, after after
 			c.Text = fmt.Sprintf("the nodes could not be stopped to read their Raft logs: %v\n", err)
 			c.Unread = ids
 		} else {
+			halted = true
 			c = raftlog.Report(h.Dir(), ids)
 		}
 		logs.compared, logs.unread, logs.nodes = c.Shared, c.Unread, len(ids)
 	}
 	if after.diverged() || c.Breaks() || len(c.Unread) > 0 {
-		keepNodes(ctx, p, after, again, c.Text, h, halts)
+		keepNodes(ctx, p, after, again, c.Text, h, halted)
 	}
 	if c.Breaks() {
 		logs.err = fmt.Errorf("%s: %s", GuaranteeLogMatching, c.Line())
