@@ -12,7 +12,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -23,7 +22,7 @@ import (
 )
 
 func main() {
-	if _, isWorker := worker.Args(); isWorker || runsScenarios(os.Args[1:]) {
+	if _, isWorker := worker.Args(); isWorker || cli.RunsScenarios(os.Args[1:]) {
 		gcForScenarios()
 	}
 	// A worker process a scenario started plays its role and exits.
@@ -34,12 +33,6 @@ func main() {
 	endProfile()
 	stop()
 	os.Exit(code)
-}
-
-// runsScenarios reports whether the command runs scenarios: a process
-// that lives for seconds or minutes, busy on its cores throughout.
-func runsScenarios(args []string) bool {
-	return len(args) > 0 && slices.Contains([]string{"run", "qualify", "soak", "mutants", "replay"}, args[0])
 }
 
 // gcForScenarios lets the garbage collector run a quarter as often as its

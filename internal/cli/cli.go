@@ -34,6 +34,9 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, env *env, args []string) (int, error)
+	// scenarios marks a command that runs scenarios: a process that lives
+	// for seconds or minutes, busy on its cores throughout (RunsScenarios).
+	scenarios bool
 }
 
 // env is what every command writes to.
@@ -43,19 +46,35 @@ type env struct {
 
 func commands() []command {
 	return []command{
-		{"run", "run scenarios against backends and write DIR/summary.json", runCommand},
-		{"qualify", "run the backend × scenario matrix a release is qualified on, and render the reports", qualifyCommand},
-		{"check", "re-check a saved history offline (exit 1 when it is not linearizable)", checkCommand},
-		{"replay", "re-run one run of a summary.json from its seed, backend, scenario and options", replayCommand},
-		{"scenarios", "list the scenarios, one line each", scenariosCommand},
-		{"backends", "list the backend URL forms, one line each", backendsCommand},
-		{"merge", "combine the summaries of the N shards of one plan (--shard K/N) into the whole plan's summary and reports", mergeCommand},
-		{"diff", "compare two summaries (BASE NEW): verdict changes per backend × scenario and figures beyond their thresholds, as Markdown; exit 1 on a regression", diffCommand},
-		{"soak", "measure false alarms: backends believed correct × scenarios × many seeds on a machine stress-ng loads; exit 1 on any false alarm", soakCommand},
-		{"version", "print storecheck's version, VCS revision and Go version", versionCommand},
-		{"mutants", "run the catalogue of deliberately broken stores; exit 1 if one survives or a correct backend is flagged", mutantsCommand},
-		{worker.Arg, "", workerCommand}, // hidden: the processes scenarios start, kill and stop
+		{"run", "run scenarios against backends and write DIR/summary.json", runCommand, true},
+		{"qualify", "run the backend × scenario matrix a release is qualified on, and render the reports", qualifyCommand, true},
+		{"check", "re-check a saved history offline (exit 1 when it is not linearizable)", checkCommand, false},
+		{"replay", "re-run one run of a summary.json from its seed, backend, scenario and options", replayCommand, true},
+		{"scenarios", "list the scenarios, one line each", scenariosCommand, false},
+		{"backends", "list the backend URL forms, one line each", backendsCommand, false},
+		{"merge", "combine the summaries of the N shards of one plan (--shard K/N) into the whole plan's summary and reports", mergeCommand, false},
+		{"diff", "compare two summaries (BASE NEW): verdict changes per backend × scenario and figures beyond their thresholds, as Markdown; exit 1 on a regression", diffCommand, false},
+		{"soak", "measure false alarms: backends believed correct × scenarios × many seeds on a machine stress-ng loads; exit 1 on any false alarm", soakCommand, true},
+		{"version", "print storecheck's version, VCS revision and Go version", versionCommand, false},
+		{"mutants", "run the catalogue of deliberately broken stores; exit 1 if one survives or a correct backend is flagged", mutantsCommand, true},
+		{worker.Arg, "", workerCommand, true}, // hidden: the processes scenarios start, kill and stop
 	}
+}
+
+// RunsScenarios reports whether the command line args (without the program
+// name) runs scenarios — run, qualify, replay, soak, mutants, or a worker
+// process a scenario started — so that the program can set its garbage
+// collector for a process busy on its cores for seconds or minutes.
+func RunsScenarios(args []string) bool {
+	if len(args) == 0 {
+		return false
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			return c.scenarios
+		}
+	}
+	return false
 }
 
 // Main runs one storecheck command line and returns the exit code.

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/worker"
 )
 
 // Error paths of qualify, check and replay: one line, exit 2.
@@ -291,6 +292,25 @@ func TestMutantsQuiet(t *testing.T) {
 		}
 		if !quiet && (!strings.Contains(stderr, "repeat with --seed 1") || !strings.Contains(stderr, "memory (correct) conformance")) {
 			t.Errorf("without --quiet, no seed or progress line on stderr:\n%s", stderr)
+		}
+	}
+}
+
+// TestRunsScenarios: the commands that run scenarios get the garbage
+// collector tuned for them (cmd/storecheck); check, diff and the rest keep
+// Go's defaults (the million-operation check's memory is measured with
+// them).
+func TestRunsScenarios(t *testing.T) {
+	for args, want := range map[string]bool{
+		"qualify": true, "run": true, "soak": true, "mutants": true, "replay": true, worker.Arg: true,
+		"check": false, "diff": false, "merge": false, "help": false, "": false, "--seed": false,
+	} {
+		var a []string
+		if args != "" {
+			a = []string{args, "--seed", "1"}
+		}
+		if got := RunsScenarios(a); got != want {
+			t.Errorf("RunsScenarios(%q) = %v; want %v", a, got, want)
 		}
 	}
 }
