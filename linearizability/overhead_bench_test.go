@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,7 +21,9 @@ const opsPerClientPerRound = 100
 // BenchmarkRecorderOverhead measures each backend's raw throughput of a
 // load-then-commit loop, single client and 8 clients, and the same loop
 // through the history recorder, in the same run; it reports both and their
-// ratio (recorded ÷ raw; 1.0 means the recorder costs nothing).
+// ratio (recorded ÷ raw; 1.0 means the recorder costs nothing), and the
+// process's CPU per operation in each phase as a ratio too (raw ÷
+// recorded), which moves far less from run to run.
 //
 //	go test -run '^$' -bench RecorderOverhead ./linearizability/
 func BenchmarkRecorderOverhead(b *testing.B) {
@@ -44,6 +47,7 @@ func BenchmarkRecorderOverhead(b *testing.B) {
 				}
 				b.Cleanup(func() { store.Close() })
 				var raw, recorded time.Duration
+				var rawCPU, recCPU time.Duration
 				var rawOps, recOps int
 				round := 0
 				for b.Loop() {
@@ -52,12 +56,16 @@ func BenchmarkRecorderOverhead(b *testing.B) {
 					// through the run favours neither.
 					phases := []func(){
 						func() {
+							cpu := processCPU()
 							raw += loadCommitLoop(b, clients, fmt.Sprintf("raw%d", round), func(int) storeLike { return store })
+							rawCPU += processCPU() - cpu
 							rawOps += clients * opsPerClientPerRound * 2
 						},
 						func() {
 							rec := NewRecorder(store)
+							cpu := processCPU()
 							recorded += loadCommitLoop(b, clients, fmt.Sprintf("rec%d", round), func(int) storeLike { return rec.Client() })
+							recCPU += processCPU() - cpu
 							recOps += clients * opsPerClientPerRound * 2
 						},
 					}
@@ -68,6 +76,12 @@ func BenchmarkRecorderOverhead(b *testing.B) {
 				recRate := float64(recOps) / recorded.Seconds()
 				b.ReportMetric(rawRate, "raw-ops/s")
 				b.ReportMetric(recRate, "recorded-ops/s")
+				// CPU per operation of the whole process (a cgo store's
+				// threads too): steadier than the throughputs, whose phases
+				// end with their slowest client and SQLite's busy sleeps.
+				rawPer := rawCPU.Seconds() / float64(rawOps)
+				recPer := recCPU.Seconds() / float64(recOps)
+				b.ReportMetric(rawPer/recPer, "cpu-raw/recorded")
 				b.ReportMetric(recRate/rawRate, "recorded/raw")
 			})
 		}
@@ -142,6 +156,15 @@ func BenchmarkRecorderCost(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// processCPU is the user and system CPU time the process has used.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // instantStore answers every load with one execution (a copy, as a store
