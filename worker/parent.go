@@ -3,12 +3,15 @@ package worker
 import (
 	"bufio"
 	"context"
+	"debug/buildinfo"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -41,10 +44,12 @@ type Command struct {
 	OnStart func(pid int)
 }
 
-// Self re-executes the running binary. In a test binary the arguments
-// start with -test.run=^$: one whose TestMain calls Main becomes the
-// worker, and one that does not runs no test and exits, so that the run
-// fails to start instead of running the tests again.
+// Self re-executes the running binary, or its companion build for
+// workers (Companion) when one built from the same source sits beside it.
+// In a test binary the arguments start with -test.run=^$: one whose
+// TestMain calls Main becomes the worker, and one that does not runs no
+// test and exits, so that the run fails to start instead of running the
+// tests again.
 func Self() (Command, error) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -53,8 +58,84 @@ func Self() (Command, error) {
 	c := Command{Path: exe}
 	if testing.Testing() {
 		c.Args = []string{"-test.run=^$"}
+		return c, nil
+	}
+	if w, ok := companion(exe); ok {
+		c.Path = w
 	}
 	return c, nil
+}
+
+// Companion is the file name of storecheck's build for worker processes:
+// the same program, built by make build with the tag
+// storecheck_nocontainers, which leaves container support out and starts
+// in about 10 ms instead of 25 (docs/PERFORMANCE.md). A scenario that
+// starts dozens of workers (crash-recovery, power-loss) starts them from it.
+const Companion = "storecheck-worker"
+
+// companion returns the companion build beside exe when it was built from
+// the same source as the running binary (sameSource); otherwise the
+// running binary starts its workers itself.
+func companion(exe string) (string, bool) {
+	path := filepath.Join(filepath.Dir(exe), Companion)
+	theirs, err := buildinfo.ReadFile(path)
+	if err != nil {
+		return "", false
+	}
+	ours, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "", false
+	}
+	return path, sameSource(ours, theirs)
+}
+
+// sameSource says whether two builds come from one commit with no
+// uncommitted change, by the same Go, and every module the companion
+// holds is one the running binary holds at the same version: a companion
+// left from another commit, or any build of a tree with changes, is never
+// taken for a worker of this one.
+func sameSource(ours, theirs *debug.BuildInfo) bool {
+	if ours.GoVersion != theirs.GoVersion || ours.Path != theirs.Path ||
+		ours.Main.Path != theirs.Main.Path || ours.Main.Version != theirs.Main.Version {
+		return false
+	}
+	rev, clean := vcsState(ours)
+	theirRev, theirClean := vcsState(theirs)
+	if rev == "" || rev != theirRev || !clean || !theirClean {
+		return false
+	}
+	have := make(map[string]string, len(ours.Deps))
+	for _, d := range ours.Deps {
+		have[d.Path] = moduleVersion(d)
+	}
+	for _, d := range theirs.Deps {
+		if v, ok := have[d.Path]; !ok || v != moduleVersion(d) {
+			return false
+		}
+	}
+	return true
+}
+
+// vcsState is a build's VCS revision and whether its tree had no
+// uncommitted change.
+func vcsState(bi *debug.BuildInfo) (revision string, clean bool) {
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.modified":
+			clean = s.Value == "false"
+		}
+	}
+	return revision, clean
+}
+
+// moduleVersion is a dependency's version and sum, or its replacement's.
+func moduleVersion(m *debug.Module) string {
+	if m.Replace != nil {
+		m = m.Replace
+	}
+	return m.Path + "@" + m.Version + " " + m.Sum
 }
 
 // With returns c with more environment variables.

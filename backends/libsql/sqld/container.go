@@ -1,3 +1,5 @@
+//go:build !storecheck_nocontainers
+
 package sqld
 
 import (

@@ -1,3 +1,5 @@
+//go:build !storecheck_nocontainers
+
 package cluster
 
 import (
@@ -25,35 +27,11 @@ import (
 	"github.com/storecheck/storecheck/backends/internal/ports"
 )
 
-// DefaultImage is the official rqlite image, at a pinned tag. It is used if
-// it is on the machine; storecheck never pulls (docker pull it first).
-const DefaultImage = "rqlite/rqlite:10.2.7"
-
-// BuildImage, as ContainerConfig.Image, builds a throwaway FROM-scratch
-// image from a local static rqlited (BuildScratchImage) and removes it on
-// Close: for machines that have Docker but no registry.
-const BuildImage = "build"
-
-// Label marks every container and network a run creates, with the run's
-// id as its value.
-const Label = "storecheck.rqlite.run"
-
 // Paths inside the container.
 const (
 	containerBinary = "/bin/rqlited"      // where the official image has it, and ours too
 	containerData   = "/rqlite/file/data" // writable by the official image's user
 )
-
-// ContainerConfig is what StartContainers needs.
-type ContainerConfig struct {
-	Config
-	// Image to run; "" means DefaultImage, BuildImage a throwaway image
-	// built from Rqlited.
-	Image string
-	// Rqlited is the static binary BuildImage copies; "" means $RQLITED or
-	// PATH.
-	Rqlited string
-}
 
 // Containers is a cluster of rqlite containers on a Docker network the run
 // creates. Each node's HTTP port is published on a fixed loopback port,
