@@ -11,12 +11,13 @@ PKGS    := ./...
 
 all: lint test
 
-## build: bin/storecheck, and beside it bin/storecheck-worker, the same program without
-## container support, which the scenarios that start dozens of worker processes start
-## (10 ms each instead of 25); storecheck uses it only when both come from one clean commit.
+## build: bin/storecheck, and beside it bin/storecheck-worker (cmd/storecheck-worker: the
+## worker roles alone, without container support), which the scenarios that start dozens of
+## worker processes start (a third of the start-up time); storecheck uses it only when both
+## come from one clean commit.
 build:
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/storecheck
-	$(GO) build -buildvcs=auto -tags storecheck_nocontainers -o $(BIN)-worker ./cmd/storecheck
+	$(GO) build -buildvcs=auto -tags storecheck_nocontainers -o $(BIN)-worker ./cmd/storecheck-worker
 
 ## run: the main job on the embedded default (memory, sqlite, libsql); no servers needed.
 ## Each run writes a new folder under $(OUT)/; $(OUT)/latest points at the newest.
@@ -44,7 +45,7 @@ test:
 		for d in /dev/shm/storecheck-test.*.*; do p=$${d#/dev/shm/storecheck-test.}; p=$${p%%.*}; [ -d "$$d" ] && [ ! -d "/proc/$$p" ] && rm -rf "$$d"; done; \
 		TMPDIR=$$(mktemp -d /dev/shm/storecheck-test.$$$$.XXXXXX) && chmod 1777 "$$TMPDIR" && export TMPDIR && trap 'keep "$$TMPDIR"; rm -rf "$$TMPDIR"' EXIT && trap 'exit 130' INT && trap 'exit 143' TERM; \
 	fi; \
-	$(GO) vet -tags storecheck_nocontainers ./backends/... && \
+	$(GO) vet -tags storecheck_nocontainers ./backends/... ./cmd/storecheck-worker && \
 	$(GO) test -p $(TESTP) -count=1 -json -timeout 30m $(PKGS) | $(GO) run ./internal/tools/testsum
 
 test-short:
@@ -54,7 +55,7 @@ test-short:
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
-	$(GO) vet -tags storecheck_nocontainers ./backends/...
+	$(GO) vet -tags storecheck_nocontainers ./backends/... ./cmd/storecheck-worker
 
 ## bench: Go benchmarks, benchstat-friendly (run twice or more and compare with benchstat).
 bench:

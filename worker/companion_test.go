@@ -44,7 +44,8 @@ func TestSameSource(t *testing.T) {
 		{"a module at another version", build("abc", "false", &debug.Module{Path: "modernc.org/sqlite", Version: "v1.39.0", Sum: "h1:c"}), false},
 		{"a module the running binary lacks", build("abc", "false", sqlite, &debug.Module{Path: "example.com/x", Version: "v1.0.0"}), false},
 		{"another Go", other(func(bi *debug.BuildInfo) { bi.GoVersion = "go1.25.0" }), false},
-		{"another program", other(func(bi *debug.BuildInfo) { bi.Path = "example.com/other" }), false},
+		{"another module", other(func(bi *debug.BuildInfo) { bi.Main.Path = "example.com/other" }), false},
+		{"the worker program", other(func(bi *debug.BuildInfo) { bi.Path += "-worker" }), true},
 	} {
 		if got := sameSource(ours, tt.theirs); got != tt.want {
 			t.Errorf("%s: sameSource = %v, want %v", tt.name, got, tt.want)

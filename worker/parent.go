@@ -66,11 +66,12 @@ func Self() (Command, error) {
 	return c, nil
 }
 
-// Companion is the file name of storecheck's build for worker processes:
-// the same program, built by make build with the tag
-// storecheck_nocontainers, which leaves container support out and starts
-// in about 10 ms instead of 25 (docs/PERFORMANCE.md). A scenario that
-// starts dozens of workers (crash-recovery, power-loss) starts them from it.
+// Companion is the file name of storecheck's build for worker processes,
+// cmd/storecheck-worker: the worker roles alone, built by make build with
+// the tag storecheck_nocontainers, which leaves container support out; it
+// starts in a third of storecheck's time (docs/PERFORMANCE.md). A scenario
+// that starts dozens of workers (crash-recovery, power-loss) starts them
+// from it.
 const Companion = "storecheck-worker"
 
 // companion returns the companion build beside exe when it was built from
@@ -89,14 +90,13 @@ func companion(exe string) (string, bool) {
 	return path, sameSource(ours, theirs)
 }
 
-// sameSource says whether two builds come from one commit with no
-// uncommitted change, by the same Go, and every module the companion
-// holds is one the running binary holds at the same version: a companion
-// left from another commit, or any build of a tree with changes, is never
-// taken for a worker of this one.
+// sameSource says whether two builds come from one commit of one module
+// with no uncommitted change, by the same Go, and every module the
+// companion holds is one the running binary holds at the same version: a
+// companion left from another commit, or any build of a tree with changes,
+// is never taken for a worker of this one.
 func sameSource(ours, theirs *debug.BuildInfo) bool {
-	if ours.GoVersion != theirs.GoVersion || ours.Path != theirs.Path ||
-		ours.Main.Path != theirs.Main.Path || ours.Main.Version != theirs.Main.Version {
+	if ours.GoVersion != theirs.GoVersion || ours.Main.Path != theirs.Main.Path || ours.Main.Version != theirs.Main.Version {
 		return false
 	}
 	rev, clean := vcsState(ours)

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/storecheck/storecheck/scenarios"
+	"github.com/storecheck/storecheck/internal/workers"
 	"github.com/storecheck/storecheck/worker"
 )
 
@@ -12,6 +12,6 @@ import (
 // processes, so that the scenarios that start them can run from these
 // tests, as the storecheck binary's main does.
 func TestMain(m *testing.M) {
-	worker.Main(scenarios.WorkerRoles())
+	worker.Main(workers.Roles())
 	os.Exit(m.Run())
 }
