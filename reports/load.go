@@ -214,6 +214,9 @@ func made(s *Summary) string {
 		out += ")"
 	}
 	out += ", " + s.Storecheck.Go
+	if w := s.Storecheck.Workers; w != "" {
+		out += ", workers from " + w
+	}
 	if h := s.Host; h != nil {
 		out += fmt.Sprintf(", %s/%s, %d CPUs", h.OS, h.Arch, h.CPUs)
 	}

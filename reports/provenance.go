@@ -19,6 +19,10 @@ type Build struct {
 	Revision string `json:"revision,omitempty"`
 	Modified bool   `json:"modified,omitempty"`
 	Go       string `json:"go"`
+	// Workers names the program the worker processes of the summary's
+	// runs started from when it is not the storecheck binary itself: the
+	// worker-only build of the same commit ("storecheck-worker").
+	Workers string `json:"workers,omitempty"`
 }
 
 // Host is the machine a summary was made on.

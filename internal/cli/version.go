@@ -4,15 +4,18 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 
 	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/worker"
 )
 
 // build says which storecheck this is, from the build information Go
 // embeds: the module version, and the VCS revision of a build from a
-// checkout.
+// checkout; and whether its worker processes start from the worker-only
+// build beside it (worker.Self).
 func build() reports.Build {
 	b := reports.Build{Version: "(unknown)", Go: runtime.Version()}
 	info, ok := debug.ReadBuildInfo()
@@ -27,6 +30,9 @@ func build() reports.Build {
 		case "vcs.modified":
 			b.Modified = s.Value == "true"
 		}
+	}
+	if c, err := worker.Self(); err == nil && filepath.Base(c.Path) == worker.Companion {
+		b.Workers = worker.Companion
 	}
 	return b
 }
