@@ -9,7 +9,8 @@ import (
 
 func build(rev, modified string, deps ...*debug.Module) *debug.BuildInfo {
 	bi := &debug.BuildInfo{GoVersion: "go1.26.8", Path: "github.com/storecheck/storecheck/cmd/storecheck",
-		Main: debug.Module{Path: "github.com/storecheck/storecheck", Version: "v0.0.0-20261202165309-780b3a88f685"}, Deps: deps}
+		Main: debug.Module{Path: "github.com/storecheck/storecheck", Version: "v0.0.0-20261202165309-780b3a88f685"}, Deps: deps,
+		Settings: []debug.BuildSetting{{Key: "CGO_ENABLED", Value: "1"}, {Key: "GOOS", Value: "linux"}}}
 	if rev != "" {
 		bi.Settings = append(bi.Settings, debug.BuildSetting{Key: "vcs.revision", Value: rev})
 	}
@@ -20,9 +21,10 @@ func build(rev, modified string, deps ...*debug.Module) *debug.BuildInfo {
 }
 
 // TestSameSource: a companion build starts the workers only when it comes
-// from the running binary's commit, neither tree had changes, and each of
-// its modules is one the running binary holds at the same version (it has
-// fewer: no container support).
+// from the running binary's commit, neither tree had changes, it was built
+// with the same settings but its tags, and each of its modules is one the
+// running binary holds at the same version (it has fewer: no container
+// support).
 func TestSameSource(t *testing.T) {
 	sqlite := &debug.Module{Path: "modernc.org/sqlite", Version: "v1.40.0", Sum: "h1:a"}
 	tc := &debug.Module{Path: "github.com/testcontainers/testcontainers-go", Version: "v0.40.0", Sum: "h1:b"}
@@ -45,7 +47,16 @@ func TestSameSource(t *testing.T) {
 		{"a module the running binary lacks", build("abc", "false", sqlite, &debug.Module{Path: "example.com/x", Version: "v1.0.0"}), false},
 		{"another Go", other(func(bi *debug.BuildInfo) { bi.GoVersion = "go1.25.0" }), false},
 		{"another module", other(func(bi *debug.BuildInfo) { bi.Main.Path = "example.com/other" }), false},
-		{"the worker program", other(func(bi *debug.BuildInfo) { bi.Path += "-worker" }), true},
+		{"the worker program, with its tag", other(func(bi *debug.BuildInfo) {
+			bi.Path += "-worker"
+			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: "-tags", Value: "storecheck_nocontainers"})
+		}), true},
+		{"another target", other(func(bi *debug.BuildInfo) {
+			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: "GOARCH", Value: "arm64"})
+		}), false},
+		{"without cgo", other(func(bi *debug.BuildInfo) {
+			bi.Settings = append(bi.Settings, debug.BuildSetting{Key: "CGO_ENABLED", Value: "0"})
+		}), false},
 	} {
 		if got := sameSource(ours, tt.theirs); got != tt.want {
 			t.Errorf("%s: sameSource = %v, want %v", tt.name, got, tt.want)

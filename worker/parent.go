@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,10 +92,12 @@ func companion(exe string) (string, bool) {
 }
 
 // sameSource says whether two builds come from one commit of one module
-// with no uncommitted change, by the same Go, and every module the
+// with no uncommitted change, by the same Go with the same settings (the
+// target, cgo, flags; the build tags aside), and every module the
 // companion holds is one the running binary holds at the same version: a
-// companion left from another commit, or any build of a tree with changes,
-// is never taken for a worker of this one.
+// companion left from another commit, built for another machine or
+// without cgo, or any build of a tree with changes, is never taken for a
+// worker of this one.
 func sameSource(ours, theirs *debug.BuildInfo) bool {
 	if ours.GoVersion != theirs.GoVersion || ours.Main.Path != theirs.Main.Path || ours.Main.Version != theirs.Main.Version {
 		return false
@@ -102,6 +105,9 @@ func sameSource(ours, theirs *debug.BuildInfo) bool {
 	rev, clean := vcsState(ours)
 	theirRev, theirClean := vcsState(theirs)
 	if rev == "" || rev != theirRev || !clean || !theirClean {
+		return false
+	}
+	if !maps.Equal(settings(ours), settings(theirs)) {
 		return false
 	}
 	have := make(map[string]string, len(ours.Deps))
@@ -128,6 +134,18 @@ func vcsState(bi *debug.BuildInfo) (revision string, clean bool) {
 		}
 	}
 	return revision, clean
+}
+
+// settings are a build's settings but its tags, which are what tells the
+// companion from the binary.
+func settings(bi *debug.BuildInfo) map[string]string {
+	m := make(map[string]string, len(bi.Settings))
+	for _, s := range bi.Settings {
+		if s.Key != "-tags" {
+			m[s.Key] = s.Value
+		}
+	}
+	return m
 }
 
 // moduleVersion is a dependency's version and sum, or its replacement's.
