@@ -82,9 +82,13 @@ type message struct {
 	NotApplied bool   `json:"not_applied,omitempty"`
 	Stage      string `json:"stage,omitempty"`
 
-	// history
-	Ops   []linearizability.Operation `json:"ops,omitempty"`
+	// history: the workload's steps and the count of the operations the
+	// worker recorded, which follow the line as its body, in the history
+	// file's lines (worker.Child.SendBody); Ops, read from the body by the
+	// parent (startWorker).
 	Steps int                         `json:"steps,omitempty"`
+	Count int                         `json:"count,omitempty"`
+	Ops   []linearizability.Operation `json:"-"`
 }
 
 // wireCommit is a commit as the begin message carries it. Raw JSON fields

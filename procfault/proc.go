@@ -1,10 +1,13 @@
 package procfault
 
 import (
+	"bytes"
 	"context"
+	"fmt"
 	"syscall"
 	"time"
 
+	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/worker"
 )
 
@@ -48,12 +51,31 @@ func startWorker(ctx context.Context, c worker.Command, cfg workerConfig) (*proc
 		defer close(w.events)
 		for m := range p.Events() {
 			var msg message
-			if err := m.Decode(&msg); err == nil {
-				w.events <- msg
+			if err := m.Decode(&msg); err != nil {
+				continue
 			}
+			if msg.Type == msgHistory {
+				msg = readHistory(msg, m.Body)
+			}
+			w.events <- msg
 		}
 	}()
 	return w, nil
+}
+
+// readHistory reads a history message's operations from its body; a body
+// that does not hold the count of operations the line says makes the
+// message an error of the worker's, at stage "history".
+func readHistory(m message, body []byte) message {
+	h, err := linearizability.ReadJSONL(bytes.NewReader(body))
+	if err == nil && len(h.Ops) != m.Count {
+		err = fmt.Errorf("%d operations in a body of %d bytes, where the line says %d", len(h.Ops), len(body), m.Count)
+	}
+	if err != nil {
+		return message{Type: msgError, Stage: "history", Error: fmt.Sprintf("the worker's history could not be read: %v", err)}
+	}
+	m.Ops = h.Ops
+	return m
 }
 
 // signal sends sig to the worker's process group, unless it is reaped.

@@ -1,9 +1,11 @@
 package procfault
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -77,5 +79,36 @@ func TestMergeHistories(t *testing.T) {
 	}
 	if err := linearizability.Validate(h); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A stall worker's history comes as the body of its history message, in
+// the history file's lines; the parent reads back what was written, and a
+// body that does not hold the count the line says is the worker's error.
+func TestHistoryBody(t *testing.T) {
+	ops := []linearizability.Operation{
+		{Client: 1, Kind: linearizability.KindLoad, Execution: "e1", Call: 5, Return: 9, Output: linearizability.Output{Outcome: linearizability.OutcomeOK}},
+		{Client: 2, Kind: linearizability.KindAppendTrace, Execution: "e2", Call: 6, Return: linearizability.EndOfHistory,
+			Output: linearizability.Output{Outcome: linearizability.OutcomeIndeterminate, Observed: 8}},
+	}
+	var body bytes.Buffer
+	if err := linearizability.WriteJSONL(&body, linearizability.History{Meta: linearizability.DefaultMeta(), Ops: ops}); err != nil {
+		t.Fatal(err)
+	}
+	m := readHistory(message{Type: msgHistory, Steps: 3, Count: len(ops)}, body.Bytes())
+	if m.Type != msgHistory || m.Steps != 3 || !reflect.DeepEqual(m.Ops, ops) {
+		t.Fatalf("read back %s, %d steps, ops %+v; want the %d written", m.Type, m.Steps, m.Ops, len(ops))
+	}
+	for name, c := range map[string]struct {
+		count int
+		body  []byte
+	}{
+		"fewer than said": {3, body.Bytes()},
+		"cut":             {2, body.Bytes()[:body.Len()-20]},
+	} {
+		m := readHistory(message{Type: msgHistory, Count: c.count}, c.body)
+		if m.Type != msgError || m.Stage != "history" || m.Ops != nil {
+			t.Errorf("%s: got a %s message at stage %q with %d ops; want an error at stage history", name, m.Type, m.Stage, len(m.Ops))
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package procfault
 
 import (
+	"bytes"
 	"context"
 	"sync/atomic"
 	"time"
@@ -55,7 +56,12 @@ func runStallWorker(ctx context.Context, cfg workerConfig, em *emitter, in *inbo
 	if err != nil {
 		return em.fail("workload", err)
 	}
-	return em.send(message{Type: msgHistory, Ops: rec.History().Ops, Steps: steps})
+	h := rec.History()
+	var body bytes.Buffer
+	if err := linearizability.WriteJSONL(&body, h); err != nil {
+		return em.fail("history", err)
+	}
+	return em.sendBody(message{Type: msgHistory, Steps: steps, Count: len(h.Ops)}, body.Bytes())
 }
 
 // beforeCommit is sqlstore's BeforeCommit hook. The commit holds the write

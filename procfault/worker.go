@@ -92,6 +92,9 @@ type emitter struct{ c *worker.Child }
 // send writes m as one line.
 func (e *emitter) send(m message) error { return e.c.Send(m) }
 
+// sendBody writes m as one line and body after it (worker.Child.SendBody).
+func (e *emitter) sendBody(m message, body []byte) error { return e.c.SendBody(m, body) }
+
 // fail reports that the worker cannot go on at stage, and returns err.
 func (e *emitter) fail(stage string, err error) error {
 	_ = e.send(message{Type: msgError, Stage: stage, Error: err.Error()})

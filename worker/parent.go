@@ -162,11 +162,18 @@ func (c Command) With(env ...string) Command {
 	return c
 }
 
-// Message is one line a worker wrote: its type and the whole line.
+// Message is one line a worker wrote: its type and the whole line, and
+// the body that came after the line when the worker sent one
+// (Child.SendBody).
 type Message struct {
 	Type string
 	Raw  json.RawMessage
+	Body []byte
 }
+
+// maxBody bounds a message's body: a line that announces more is taken
+// for a broken stream.
+const maxBody = 1 << 30
 
 // Decode reads the message into v.
 func (m Message) Decode(v any) error {
@@ -257,28 +264,47 @@ func (p *Process) read(r *os.File) {
 		if err != nil {
 			return
 		}
-		m, err := decode(line)
+		m, body, err := decode(line)
 		p.mu.Lock()
 		p.lines++
 		p.readErr = errors.Join(p.readErr, err)
 		p.mu.Unlock()
-		if err == nil {
-			p.events <- m
+		if err != nil {
+			if body != 0 {
+				return // what follows is a body of unknown length: no line can be found in it
+			}
+			continue
 		}
+		if body > 0 {
+			m.Body = make([]byte, body)
+			if _, err := io.ReadFull(br, m.Body); err != nil {
+				return // cut by the worker's death, as a last line without its newline is
+			}
+		}
+		p.events <- m
 	}
 }
 
-func decode(line []byte) (Message, error) {
+// decode reads a line's type, and the length of the body that follows
+// the line (0: none).
+func decode(line []byte) (m Message, body int, err error) {
 	var head struct {
 		Type string `json:"type"`
+		Body *int   `json:"body"`
 	}
 	if err := json.Unmarshal(line, &head); err != nil {
-		return Message{}, fmt.Errorf("worker message %.80q: %w", line, err)
+		return Message{}, 0, fmt.Errorf("worker message %.80q: %w", line, err)
+	}
+	if head.Body != nil {
+		body = *head.Body
+		if body < 0 || body > maxBody {
+			return Message{}, body, fmt.Errorf("worker message %.80q: a body of %d bytes (at most %d)", line, body, maxBody)
+		}
 	}
 	if head.Type == "" {
-		return Message{}, fmt.Errorf("worker message %.80q has no type", line)
+		return Message{}, body, fmt.Errorf("worker message %.80q has no type", line)
 	}
-	return Message{Type: head.Type, Raw: json.RawMessage(slices.Clone(line))}, nil
+	return Message{Type: head.Type, Raw: json.RawMessage(slices.Clone(line))}, body, nil
 }
 
 // Signal sends sig to the worker's process group, unless it is reaped.

@@ -29,6 +29,12 @@ func echo(ctx context.Context, c *Child) error {
 		if line == "fail" {
 			return errors.New("told to fail")
 		}
+		if n, ok := strings.CutPrefix(line, "body "); ok {
+			if err := c.SendBody(map[string]string{"type": "body"}, []byte(strings.Repeat(n+"\n", 3))); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := c.Send(map[string]string{"type": "echo", "text": line}); err != nil {
 			return err
 		}
@@ -168,5 +174,69 @@ func TestWithEnv(t *testing.T) {
 	c := Command{Path: "x"}.With("A=1")
 	if len(c.Env) != 1 || c.Env[0] != "A=1" {
 		t.Errorf("env %v", c.Env)
+	}
+}
+
+// A message's body reaches the parent as bytes, and the lines after it
+// are read as lines again.
+func TestBody(t *testing.T) {
+	c, _ := Self()
+	p, err := Start(context.Background(), c, "echo", map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	next(t, p)
+	big := strings.Repeat("x", 200<<10) // beyond the reader's buffer and a pipe's
+	for _, line := range []string{"body {\"a\":1}", "body " + big, "after"} {
+		if err := p.Tell(line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, want := range []string{"{\"a\":1}", big} {
+		m := next(t, p)
+		if m.Type != "body" || string(m.Body) != strings.Repeat(want+"\n", 3) {
+			t.Fatalf("got a %s message with a body of %d bytes, want %d", m.Type, len(m.Body), 3*(len(want)+1))
+		}
+	}
+	var got text
+	if m := next(t, p); m.Type != "echo" || m.Decode(&got) != nil || got.Text != "after" || m.Body != nil {
+		t.Fatalf("after the bodies: %s %s (body %q)", m.Type, m.Raw, m.Body)
+	}
+}
+
+// A body cut short (the worker died writing it) is dropped as a cut last
+// line is; a length that cannot be is a malformed line, and ends the
+// reading, since no line can be found after it.
+func TestBodyCutOrMalformed(t *testing.T) {
+	for _, c := range []struct {
+		name, stream string
+		want         []string // the types delivered
+		readErr      string
+	}{
+		{"whole", "{\"type\":\"a\",\"body\":3}\nxyz{\"type\":\"b\"}\n", []string{"a", "b"}, ""},
+		{"cut", "{\"type\":\"a\"}\n{\"type\":\"h\",\"body\":10}\nxyz", []string{"a"}, ""},
+		{"negative", "{\"type\":\"h\",\"body\":-1}\n{\"type\":\"b\"}\n", nil, "a body of -1 bytes"},
+		{"huge", "{\"type\":\"h\",\"body\":99999999999}\n{\"type\":\"b\"}\n", nil, "a body of 99999999999 bytes"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			go func() { _, _ = w.WriteString(c.stream); w.Close() }()
+			p := &Process{events: make(chan Message, 8)}
+			p.read(r)
+			var types []string
+			for m := range p.events {
+				types = append(types, m.Type)
+			}
+			if strings.Join(types, ",") != strings.Join(c.want, ",") {
+				t.Errorf("delivered %v, want %v", types, c.want)
+			}
+			if c.readErr == "" && p.readErr != nil || c.readErr != "" && (p.readErr == nil || !strings.Contains(p.readErr.Error(), c.readErr)) {
+				t.Errorf("read error %v, want one saying %q", p.readErr, c.readErr)
+			}
+		})
 	}
 }
