@@ -29,6 +29,7 @@ type Cluster struct {
 	walBound    int64       // DefaultWALBound; tests set less
 	compacting  atomic.Bool // a compaction is under way
 	compactions atomic.Int64
+	checkpoints atomic.Int64
 
 	mu      sync.Mutex
 	members map[string]*member
@@ -48,7 +49,7 @@ func OpenCluster(ctx context.Context, path string, cfg model.Config, opt Options
 	if err := opt.Schedule(0).Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
-	primary, err := sqlite.Open(ctx, path, cfg, sqlite.WithStoreOptions(sqlstore.Options{Name: Scheme + " primary"}))
+	primary, err := sqlite.Open(ctx, path, cfg, sqlite.WithoutAutoCheckpoint(), sqlite.WithStoreOptions(sqlstore.Options{Name: Scheme + " primary"}))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}

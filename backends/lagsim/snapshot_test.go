@@ -255,3 +255,43 @@ func TestWALStaysBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestPrimaryCheckpointsPassively: the primary leaves SQLite's automatic
+// checkpoints off (every commit would try one past 1000 pages, held
+// snapshots or not) and the cluster checkpoints at its looks at the WAL
+// instead: with no snapshot holding frames, the WAL starts over after each
+// and stays a fraction of what the commits wrote.
+func TestPrimaryCheckpointsPassively(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "p.db")
+	c, err := OpenCluster(ctx, path, model.DefaultConfig(), DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var pages int
+	if err := c.primary.DB().QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if pages != 0 {
+		t.Fatalf("the primary's wal_autocheckpoint is %d pages; want 0 (off)", pages)
+	}
+	pad := strings.Repeat("x", 4000)
+	const n = 1500 // about 6 MB of WAL frames, over 1500 pages
+	var largest int64
+	for i := range n {
+		exe := &model.Execution{ID: fmt.Sprintf("e%d", i), DefinitionID: "d", Status: "running", Context: json.RawMessage(`{"pad":"` + pad + `"}`)}
+		if err := c.Primary().Commit(ctx, exe, model.Batch{}); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(path + "-wal"); err == nil {
+			largest = max(largest, fi.Size())
+		}
+	}
+	if got := c.Checkpoints(); got < n/walCheckEvery {
+		t.Errorf("%d passive checkpoints in %d commits; want one every %d", got, n, walCheckEvery)
+	}
+	if largest > 2<<20 {
+		t.Errorf("the WAL reached %d bytes in %d commits with no snapshot held; want it to start over after each checkpoint (under 2 MiB)", largest, n)
+	}
+}

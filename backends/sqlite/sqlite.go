@@ -62,6 +62,13 @@ func WithMaxConns(n int) Option {
 	return func(s *settings) { s.MaxConns = n }
 }
 
+// WithoutAutoCheckpoint turns SQLite's automatic checkpoints off: the
+// caller checkpoints the WAL itself (lagsim's primary, whose held snapshots
+// would make every commit past the default 1000 pages try one).
+func WithoutAutoCheckpoint() Option {
+	return func(s *settings) { s.NoAutoCheckpoint = true }
+}
+
 // WithStoreOptions passes statements and hooks to sqlstore, e.g. to build a
 // deliberately broken variant.
 func WithStoreOptions(o sqlstore.Options) Option {

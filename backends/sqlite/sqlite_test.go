@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"os"
 	"path/filepath"
@@ -180,3 +181,42 @@ func BenchmarkCommit(b *testing.B) { storetest.BenchCommit(b, open(b)) }
 func BenchmarkLoad(b *testing.B) { storetest.BenchLoad(b, open(b)) }
 
 func BenchmarkCommitMemory(b *testing.B) { storetest.BenchCommit(b, openMemory(b)) }
+
+// TestWithoutAutoCheckpoint: every connection of a store opened without
+// automatic checkpoints has wal_autocheckpoint 0; a default store keeps
+// SQLite's 1000 pages.
+func TestWithoutAutoCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	pages := func(s *sqlstore.Store) []int {
+		var got []int
+		var conns []*sql.Conn
+		defer func() {
+			for _, c := range conns {
+				c.Close()
+			}
+		}()
+		for range 3 {
+			c, err := s.DB().Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conns = append(conns, c)
+			var n int
+			if err := c.QueryRowContext(ctx, "PRAGMA wal_autocheckpoint").Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, n)
+		}
+		return got
+	}
+	for _, n := range pages(open(t, WithoutAutoCheckpoint())) {
+		if n != 0 {
+			t.Errorf("without automatic checkpoints: wal_autocheckpoint=%d on a connection, want 0", n)
+		}
+	}
+	for _, n := range pages(open(t)) {
+		if n != 1000 {
+			t.Errorf("by default: wal_autocheckpoint=%d on a connection, want SQLite's 1000", n)
+		}
+	}
+}

@@ -26,6 +26,9 @@ type Settings struct {
 	Synchronous string
 	// MaxConns caps the connection pool (a :memory: database always uses one).
 	MaxConns int
+	// NoAutoCheckpoint turns SQLite's automatic checkpoints off (PRAGMA
+	// wal_autocheckpoint = 0), for an owner that checkpoints the WAL itself.
+	NoAutoCheckpoint bool
 }
 
 // Defaults are WAL-friendly settings: a 10 s busy timeout, synchronous
@@ -60,11 +63,15 @@ func (p Pragma) SQL() string { return "PRAGMA " + p.Name + " = " + p.Value }
 // busy_timeout first so that the others wait for locks too. journal_mode
 // is persistent, so setting it again on each connection is a no-op.
 func (s Settings) Pragmas() []Pragma {
-	return []Pragma{
+	ps := []Pragma{
 		{"busy_timeout", fmt.Sprint(s.BusyTimeout.Milliseconds())},
 		{"synchronous", strings.ToUpper(s.Synchronous)},
 		{"journal_mode", "WAL"},
 	}
+	if s.NoAutoCheckpoint {
+		ps = append(ps, Pragma{"wal_autocheckpoint", "0"})
+	}
+	return ps
 }
 
 // CheckPath rejects an empty path and a file path whose directory does not
