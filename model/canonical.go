@@ -11,32 +11,40 @@ import (
 // mean the same compare equal as strings. Backends in other languages serialise
 // differently; tables are compared in this form.
 func CanonicalJSON(raw []byte) (string, error) {
+	b, err := CanonicalJSONBytes(raw)
+	return string(b), err
+}
+
+// CanonicalJSONBytes is CanonicalJSON as bytes: raw itself, not a copy,
+// when it is canonical already (the caller must not change it while it
+// uses the result), else a new encoding.
+func CanonicalJSONBytes(raw []byte) ([]byte, error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
-		return "", fmt.Errorf("canonical json: empty document")
+		return nil, fmt.Errorf("canonical json: empty document")
 	}
 	if alreadyCanonical(raw) {
-		return string(raw), nil
+		return raw, nil
 	}
 	return canonicalSlow(raw)
 }
 
 // canonicalSlow decodes and re-encodes: the definition of the canonical
 // form, which alreadyCanonical only short-cuts.
-func canonicalSlow(raw []byte) (string, error) {
+func canonicalSlow(raw []byte) ([]byte, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return "", fmt.Errorf("canonical json: %w", err)
+		return nil, fmt.Errorf("canonical json: %w", err)
 	}
 	if dec.More() {
-		return "", fmt.Errorf("canonical json: trailing data after document")
+		return nil, fmt.Errorf("canonical json: trailing data after document")
 	}
 	out, err := marshalNoEscape(v)
 	if err != nil {
-		return "", fmt.Errorf("canonical json: %w", err)
+		return nil, fmt.Errorf("canonical json: %w", err)
 	}
-	return string(out), nil
+	return out, nil
 }
 
 // CanonicalObject is CanonicalJSON for values that must be JSON objects

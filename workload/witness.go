@@ -95,9 +95,11 @@ func newBatch(client, n int, token string, execs []string, rng *rand.Rand) model
 	return b
 }
 
-// traceEntry is a trace step carrying a token.
+// traceEntry is a trace step carrying a token, its keys in canonical
+// order, so that the recorder identifies each entry of a trace read
+// without re-encoding it (linearizability.ObjectID).
 func traceEntry(token, kind string) json.RawMessage {
-	return json.RawMessage(fmt.Sprintf(`{"token":%q,"kind":%q}`, token, kind))
+	return json.RawMessage(fmt.Sprintf(`{"kind":%q,"token":%q}`, kind, token))
 }
 
 // tokenOf reads the token of a loaded execution; "" when it has none.

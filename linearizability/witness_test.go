@@ -1,0 +1,76 @@
+package linearizability
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/storecheck/storecheck/model"
+	"pgregory.net/rapid"
+)
+
+// TestTopStringAgreesWithWitnessFields: where the scan answers, it reads
+// the token witnessFields (the decoding definition) reads; on canonical
+// documents whose token is a plain string it always answers.
+func TestTopStringAgreesWithWitnessFields(t *testing.T) {
+	for _, c := range []struct {
+		doc  string
+		want string
+		sure bool
+	}{
+		{`{"kind":"commit","token":"c1-457"}`, "c1-457", true},
+		{`{"token":"c1-457"}`, "c1-457", true},
+		{`{}`, "", true},
+		{`[1,2]`, "", true},
+		{`"token"`, "", true},
+		{`{"a":{"token":"inner"},"b":[1,{"c":"}"}],"token":"outer"}`, "outer", true},
+		{`{"a":"x\"token\":\"no","token":"yes"}`, "yes", true},
+		{`{"token":7}`, "", true},
+		{`{"token":null}`, "", true},
+		{`{"token":{"a":1}}`, "", true},
+		{`{"kind":"x"}`, "", true},
+		{`{"token":"a\"b"}`, `a"b`, false},
+		{`{"tok\u0065n":"x"}`, "x", false},
+		{`{ "token":"x"}`, "x", false},
+	} {
+		got, sure := topString([]byte(c.doc), TokenField)
+		if sure != c.sure || (sure && got != c.want) {
+			t.Errorf("topString(%s) = %q, sure %v; want %q, sure %v", c.doc, got, sure, c.want, c.sure)
+		}
+		if def, _, err := witnessFields(c.doc); err != nil || def != c.want {
+			t.Errorf("witnessFields(%s) = %q, %v; the case expects %q", c.doc, def, err, c.want)
+		}
+	}
+	rapid.Check(t, func(t *rapid.T) {
+		doc := map[string]any{}
+		keys := rapid.SliceOfN(rapid.SampledFrom([]string{"token", "prev", "kind", "a", "tokens", "toke", "z\"q", "é"}), 0, 6).Draw(t, "keys")
+		for _, k := range keys {
+			doc[k] = rapid.OneOf(
+				rapid.Just[any](nil),
+				rapid.Map(rapid.Int(), func(n int) any { return n }),
+				rapid.Map(rapid.StringMatching(`[a-z0-9\-]{0,8}`), func(s string) any { return s }),
+				rapid.Map(rapid.String(), func(s string) any { return s }),
+				rapid.Map(rapid.SliceOfN(rapid.String(), 0, 3), func(s []string) any { return s }),
+				rapid.Map(rapid.MapOfN(rapid.SampledFrom([]string{"token", "x", "}"}), rapid.String(), 0, 2), func(m map[string]string) any { return m }),
+			).Draw(t, k)
+		}
+		raw, err := json.Marshal(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		canon, err := model.CanonicalJSONBytes(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := witnessFields(string(canon))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, sure := topString(canon, TokenField)
+		if sure && got != want {
+			t.Fatalf("topString(%s) = %q; witnessFields reads %q", canon, got, want)
+		}
+		if s, isString := doc[TokenField].(string); isString && !sure && plain([]byte(s)) {
+			t.Fatalf("topString(%s) is unsure of a plain token %q", canon, s)
+		}
+	})
+}
