@@ -27,14 +27,14 @@ const (
 // store that returns a different object under the same token.
 //
 // It is on the recorder's hot path (each entry of every trace read), so
-// a canonical document is hashed where it lies and its token read by a
-// scan (topString), with no decode.
+// a canonical document is hashed where it lies and its token read by the
+// canonical form's scanner (model.TopLevelString), with no decode.
 func ObjectID(raw []byte) (string, error) {
 	canon, err := model.CanonicalJSONBytes(raw)
 	if err != nil {
 		return "", err
 	}
-	token, ok := topString(canon, TokenField)
+	token, ok := model.TopLevelString(canon, TokenField)
 	if !ok {
 		if token, _, err = witnessFields(string(canon)); err != nil {
 			return "", err
@@ -141,122 +141,6 @@ func witnessFields(canon string) (token, prev string, err error) {
 		return ""
 	}
 	return read(TokenField), read(PrevField), nil
-}
-
-// topString reads the top-level string field key of a compact JSON
-// document (canonical JSON is), as witnessFields would: "" when the
-// document is no object, has no such field or the field is no string. ok
-// is false where the scan is unsure — whitespace, an escape in a key or in
-// the value, anything malformed — and witnessFields must answer instead.
-func topString(doc []byte, key string) (val string, ok bool) {
-	if len(doc) == 0 || doc[0] != '{' {
-		return "", len(doc) > 0
-	}
-	i := 1
-	if i < len(doc) && doc[i] == '}' {
-		return "", true
-	}
-	for i < len(doc) && doc[i] == '"' {
-		end := plainEnd(doc, i+1)
-		if end < 0 || end+1 >= len(doc) || doc[end+1] != ':' {
-			return "", false
-		}
-		name := doc[i+1 : end]
-		i = end + 2
-		if string(name) == key {
-			if i >= len(doc) || doc[i] != '"' {
-				// Not a string: witnessFields reads "" unless it is
-				// malformed, which the skip below would find unsure.
-				if skipValue(doc, i) < 0 {
-					return "", false
-				}
-				return "", true
-			}
-			end := plainEnd(doc, i+1)
-			if end < 0 {
-				return "", false
-			}
-			return string(doc[i+1 : end]), true
-		}
-		if i = skipValue(doc, i); i < 0 || i >= len(doc) {
-			return "", false
-		}
-		switch doc[i] {
-		case ',':
-			i++
-		case '}':
-			return "", true
-		default:
-			return "", false
-		}
-	}
-	return "", false
-}
-
-// plainEnd is the index of the quote that ends a string starting at from
-// (after its opening quote), or -1 if an escape or a control character
-// comes first or the string never ends.
-func plainEnd(doc []byte, from int) int {
-	for j := from; j < len(doc); j++ {
-		switch c := doc[j]; {
-		case c == '"':
-			return j
-		case c == '\\' || c < 0x20:
-			return -1
-		}
-	}
-	return -1
-}
-
-// skipValue returns the index just past the compact JSON value at i, or
-// -1 where it is unsure: strings may hold escapes, containers nest;
-// numbers and literals end at the next ',', '}' or ']'.
-func skipValue(doc []byte, i int) int {
-	if i >= len(doc) || strings.IndexByte(",:}]", doc[i]) >= 0 {
-		return -1
-	}
-	depth := 0
-	for i < len(doc) {
-		switch c := doc[i]; c {
-		case '"':
-			i++
-			for i < len(doc) && doc[i] != '"' {
-				if doc[i] == '\\' {
-					i++
-				}
-				i++
-			}
-			if i >= len(doc) {
-				return -1
-			}
-			i++
-		case '{', '[':
-			depth++
-			i++
-		case '}', ']':
-			if depth == 0 {
-				return i
-			}
-			depth--
-			i++
-		case ',':
-			if depth == 0 {
-				return i
-			}
-			i++
-		case ' ', '\t', '\n', '\r':
-			return -1
-		default:
-			i++
-		}
-		if depth == 0 && i < len(doc) && (doc[i] == ',' || doc[i] == '}' || doc[i] == ']') {
-			return i
-		}
-	}
-	if depth != 0 {
-		return -1
-	}
-	return i
 }
 
 // strHash is 64-bit FNV-1a: deterministic across processes, no allocation.
