@@ -87,6 +87,9 @@ func GateOf(s *Summary, code int, failOnNotRun, acceptKnown bool) *Gate {
 		}
 	}
 	var why []string
+	if s.NothingChecked() {
+		why = append(why, "nothing was checked (every run NOT RUN)")
+	}
 	if fail > 0 {
 		why = append(why, fmt.Sprintf("%d FAIL", fail))
 	}
@@ -107,7 +110,10 @@ func GateOf(s *Summary, code int, failOnNotRun, acceptKnown bool) *Gate {
 	if known > 0 {
 		notes = append(notes, fmt.Sprintf("%d FAIL accepted as known upstream issues", known))
 	}
-	if notRun > 0 && !failOnNotRun {
+	switch {
+	case notRun > 0 && s.NothingChecked():
+		notes = append(notes, fmt.Sprintf("%d NOT RUN", notRun))
+	case notRun > 0 && !failOnNotRun:
 		notes = append(notes, fmt.Sprintf("%d NOT RUN (not failing the gate)", notRun))
 	}
 	if notApplicable > 0 {

@@ -196,8 +196,13 @@ func (p Replay) String() string {
 
 // ExitCode is what a command that produced s exits with: 0 when every run
 // passed, 1 when any failed (unless acceptKnown and a known issue explains
-// it) or was interrupted, or (with failOnNotRun) was not run.
+// it) or was interrupted, or (with failOnNotRun) was not run, and 1 when
+// nothing was checked at all (NothingChecked): a gate that checked nothing
+// has not passed, whatever its NOT RUN policy.
 func (s *Summary) ExitCode(failOnNotRun, acceptKnown bool) int {
+	if s.NothingChecked() {
+		return 1
+	}
 	code := 0
 	for _, r := range s.Runs {
 		switch r.Verdict {
@@ -214,6 +219,22 @@ func (s *Summary) ExitCode(failOnNotRun, acceptKnown bool) int {
 		}
 	}
 	return code
+}
+
+// NothingChecked says s holds runs and none of them checked anything:
+// every one is NOT RUN (could not start, or does not apply). A summary with
+// no runs at all (an empty shard) checked nothing either, but claims
+// nothing: it is not counted here.
+func (s *Summary) NothingChecked() bool {
+	if len(s.Runs) == 0 {
+		return false
+	}
+	for _, r := range s.Runs {
+		if r.Verdict != NotRun {
+			return false
+		}
+	}
+	return true
 }
 
 // WriteJSON writes v as indented JSON to path atomically: a reader never sees

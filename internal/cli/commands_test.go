@@ -208,6 +208,36 @@ func TestGateHeadlineAgreesWithExitCode(t *testing.T) {
 	}
 }
 
+// A gate that checked nothing has not passed: every run NOT RUN fails it
+// with or without --fail-on-not-run, and says so; run skips the default
+// backends a scenario does not apply to, but not a backend it was given.
+func TestNothingCheckedIsNoPass(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"qualify, nothing applies", []string{"qualify", "--backends", "runs+memory:", "--scenarios", "conformance"}, ExitFail, "GATE FAILED: nothing was checked"},
+		{"qualify, nothing applies, --fail-on-not-run", []string{"qualify", "--backends", "runs+memory:", "--scenarios", "conformance", "--fail-on-not-run"}, ExitFail, "GATE FAILED: nothing was checked"},
+		{"qualify, nothing started", []string{"qualify", "--backends", "rqlite://127.0.0.1:1?connect_timeout=1s", "--scenarios", "conformance"}, ExitFail, "GATE FAILED: nothing was checked (every run NOT RUN) (1 NOT RUN)"},
+		{"run, given a backend it does not apply to", []string{"run", "--backend", "runs+memory:", "--scenario", "conformance"}, ExitUsage, "GATE FAILED: nothing was checked"},
+		{"run, default backends, one does not apply", []string{"run", "--scenario", "conformance", "--checks", "2"}, ExitOK, `"headline": "PASS (1 not applicable)"`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			code, _, stderr := run(t, append(c.args, "--seed", "1", "--out", dir, "--quiet")...)
+			if code != c.code {
+				t.Fatalf("exit %d, want %d (%s)", code, c.code, stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+			if err != nil || !strings.Contains(string(b), c.want) {
+				t.Errorf("summary.json does not say %q (%v):\n%s", c.want, err, b)
+			}
+		})
+	}
+}
+
 // Without --out every invocation keeps its results in a new folder under
 // storecheck-out/, latest points at the newest, and replay writes beside
 // its input, never over it.

@@ -68,7 +68,7 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 	}
 	sum.Finish(build(), host(), time.Now())
 	code := sum.ExitCode(policy == notRunFails, o.acceptKnown)
-	if policy == notRunIsError && code == ExitOK && sum.Counts[reports.NotRun] > 0 {
+	if policy == notRunIsError && (code == ExitOK && couldNotRun(sum) != nil || sum.NothingChecked()) {
 		code = ExitUsage
 	}
 	if ctx.Err() != nil {
@@ -101,11 +101,11 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 		return ExitInterrupted, nil
 	}
 	if policy == notRunIsError && code == ExitUsage {
-		for _, r := range sum.Runs {
-			if r.Verdict == reports.NotRun {
-				return ExitUsage, fmt.Errorf("%s on %s: NOT RUN: %s", r.Scenario, r.Backend, r.Reason)
-			}
+		r := couldNotRun(sum)
+		if r == nil { // nothing applied: name the first pair
+			r = &sum.Runs[0]
 		}
+		return ExitUsage, fmt.Errorf("%s on %s: NOT RUN: %s", r.Scenario, r.Backend, r.Reason)
 	}
 	return code, nil
 }
@@ -186,4 +186,18 @@ func embeddedDefault() []string {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// couldNotRun is the first run asked for that could not happen (NOT RUN
+// for a reason other than its scenario not applying to its backend), or
+// nil. A pair that does not apply is not an error of run or replay as long
+// as another run checked something: `run --scenario conformance` on the
+// default backends skips the backends it does not apply to.
+func couldNotRun(sum *reports.Summary) *reports.Run {
+	for i, r := range sum.Runs {
+		if r.Verdict == reports.NotRun && !r.NotApplicable {
+			return &sum.Runs[i]
+		}
+	}
+	return nil
 }
