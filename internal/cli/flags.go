@@ -21,6 +21,11 @@ type stringList struct {
 
 func (l *stringList) String() string { return strings.Join(l.values, ",") }
 func (l *stringList) Set(v string) error {
+	if strings.Trim(v, ", \t\n") == "" {
+		// An empty value is a mistake (an unset variable in a CI script),
+		// never a way to ask for the default.
+		return fmt.Errorf("%q names nothing; leave the flag out for the default", v)
+	}
 	if !l.split {
 		l.values = append(l.values, v)
 		return nil
