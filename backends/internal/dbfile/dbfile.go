@@ -84,6 +84,13 @@ func CheckPath(backend, path string) error {
 	if path == Memory {
 		return nil
 	}
+	if strings.HasPrefix(path, "//") {
+		// libsql://host:port reads as a server's URL; taken as a path it
+		// would be a file at the root named after the host, and a run on
+		// it would pass without ever reaching a server.
+		return fmt.Errorf("%s: %q names a host (//HOST), not a database file: give the file's path, e.g. /tmp/store.db; "+
+			"a server is reached through its own scheme ('storecheck backends' lists them)", backend, path)
+	}
 	dir := filepath.Dir(path)
 	info, err := os.Stat(dir)
 	switch {

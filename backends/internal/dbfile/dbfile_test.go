@@ -23,3 +23,17 @@ func TestParseFile(t *testing.T) {
 		}
 	}
 }
+
+// A file URL written like a server's (libsql://host:port) is refused, not
+// opened as a file at the root named after the host.
+func TestCheckPathRefusesAHost(t *testing.T) {
+	for _, path := range []string{"//127.0.0.1:1", "//tmp/x.db", "///tmp/x.db"} {
+		err := Validate("libsql", path)
+		if err == nil || !strings.Contains(err.Error(), "names a host") {
+			t.Errorf("Validate(libsql, %q) = %v, want a refusal naming the host form", path, err)
+		}
+	}
+	if err := Validate("libsql", t.TempDir()+"/x.db"); err != nil {
+		t.Errorf("a plain file path refused: %v", err)
+	}
+}
