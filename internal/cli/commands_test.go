@@ -348,3 +348,38 @@ func TestRunsScenarios(t *testing.T) {
 		}
 	}
 }
+
+// The reproduce line of a run repeats it: run that line and the run has
+// the same plan and operation count, for a property scenario whose knobs
+// are not its family's defaults (runs-conformance reads --checks and
+// --steps) and a workload run given --ops.
+func TestReproduceLineRepeatsTheRun(t *testing.T) {
+	for _, args := range [][]string{
+		{"--backend", "runs+memory:", "--scenario", "runs-conformance", "--checks", "3", "--steps", "5"},
+		{"--backend", "memory:", "--scenario", "conformance", "--checks", "4", "--clients", "3"},
+	} {
+		dir := t.TempDir()
+		if code, _, stderr := run(t, append([]string{"run", "--seed", "9", "--out", dir, "--quiet"}, args...)...); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		first, err := reports.ReadSummary(filepath.Join(dir, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := strings.Fields(first.Runs[0].Reproduce)
+		if len(line) < 2 || line[0] != "storecheck" {
+			t.Fatalf("reproduce line %q", first.Runs[0].Reproduce)
+		}
+		again := t.TempDir()
+		if code, _, stderr := run(t, append(line[1:], "--out", again, "--quiet")...); code != ExitOK {
+			t.Fatalf("%s: exit %d: %s", first.Runs[0].Reproduce, code, stderr)
+		}
+		second, err := reports.ReadSummary(filepath.Join(again, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a, b := first.Runs[0], second.Runs[0]; a.Ops != b.Ops || a.SequenceDigest != b.SequenceDigest {
+			t.Errorf("%s: %d ops, sequence %q; its reproduce line gave %d ops, sequence %q", first.Runs[0].Reproduce, a.Ops, a.SequenceDigest, b.Ops, b.SequenceDigest)
+		}
+	}
+}

@@ -23,11 +23,11 @@ type knobs struct {
 }
 
 func (k *knobs) register(fs *flag.FlagSet) {
-	fs.IntVar(&k.checks, "checks", 100, "conformance: test cases (random sequences) to run")
-	fs.IntVar(&k.steps, "steps", 30, "conformance: average operations per sequence")
-	fs.IntVar(&k.clients, "clients", 8, "concurrent: clients running at once")
-	fs.IntVar(&k.executions, "executions", 4, "concurrent: executions the clients share (fewer means more contention)")
-	fs.IntVar(&k.ops, "ops", 2000, "concurrent: workload steps in all (ignored when --duration is set)")
+	fs.IntVar(&k.checks, "checks", defaultChecks, "conformance: test cases (random sequences) to run")
+	fs.IntVar(&k.steps, "steps", defaultSteps, "conformance: average operations per sequence")
+	fs.IntVar(&k.clients, "clients", defaultClients, "concurrent: clients running at once")
+	fs.IntVar(&k.executions, "executions", defaultExecutions, "concurrent: executions the clients share (fewer means more contention)")
+	fs.IntVar(&k.ops, "ops", defaultOps, "concurrent: workload steps in all (ignored when --duration is set)")
 	fs.DurationVar(&k.duration, "duration", 0, "concurrent: run for this long instead of --ops")
 }
 
@@ -83,17 +83,39 @@ func (k *knobs) params(seed uint64) scenarios.Params {
 		Executions: k.executions, Ops: k.ops, Duration: k.duration}
 }
 
-// reproduce is the command line that repeats one run exactly.
+// Defaults of the knobs, as register sets them.
+const (
+	defaultChecks     = 100
+	defaultSteps      = 30
+	defaultClients    = 8
+	defaultExecutions = 4
+	defaultOps        = 2000
+)
+
+// reproduce is the command line that repeats one run exactly: the knobs a
+// scenario of its kind reads first (a property scenario's --checks and
+// --steps, a workload's --clients, --executions and --ops or --duration),
+// then every other knob not at its default, so that no scenario depends
+// on a knob the line leaves out (runs-conformance reads --checks too).
 func (k *knobs) reproduce(seed uint64, backend, scenario string) string {
 	parts := []string{"storecheck", "run", "--backend", shellQuote(backend), "--scenario", scenario, "--seed", strconv.FormatUint(seed, 10)}
-	if scenario == "conformance" {
-		parts = append(parts, "--checks", strconv.Itoa(k.checks), "--steps", strconv.Itoa(k.steps))
+	property := []string{"--checks", strconv.Itoa(k.checks), "--steps", strconv.Itoa(k.steps)}
+	workload := []string{"--clients", strconv.Itoa(k.clients), "--executions", strconv.Itoa(k.executions)}
+	if k.duration > 0 {
+		workload = append(workload, "--duration", k.duration.String())
 	} else {
-		parts = append(parts, "--clients", strconv.Itoa(k.clients), "--executions", strconv.Itoa(k.executions))
-		if k.duration > 0 {
-			parts = append(parts, "--duration", k.duration.String())
-		} else {
-			parts = append(parts, "--ops", strconv.Itoa(k.ops))
+		workload = append(workload, "--ops", strconv.Itoa(k.ops))
+	}
+	first, rest := workload, property
+	if strings.HasSuffix(scenario, "conformance") {
+		first, rest = property, workload
+	}
+	parts = append(parts, first...)
+	defaults := map[string]string{"--checks": strconv.Itoa(defaultChecks), "--steps": strconv.Itoa(defaultSteps),
+		"--clients": strconv.Itoa(defaultClients), "--executions": strconv.Itoa(defaultExecutions), "--ops": strconv.Itoa(defaultOps)}
+	for i := 0; i < len(rest); i += 2 {
+		if d, ok := defaults[rest[i]]; !ok || rest[i+1] != d {
+			parts = append(parts, rest[i], rest[i+1])
 		}
 	}
 	return strings.Join(parts, " ")
