@@ -57,14 +57,15 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 }
 
 // readSummaryAt reads path, a summary.json or a folder holding one, and
-// returns it with its folder.
+// returns it with its folder. What is not a storecheck summary
+// (reports.ParseSummary) is a usage error.
 func readSummaryAt(path string) (*reports.Summary, string, error) {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
 		path = filepath.Join(path, "summary.json")
 	}
 	s, err := reports.ReadSummary(path)
 	if err != nil {
-		return nil, "", usagef("not a storecheck summary: %v", err)
+		return nil, "", usagef("%v", err)
 	}
 	return s, filepath.Dir(path), nil
 }
