@@ -14,6 +14,9 @@ import (
 	"github.com/storecheck/storecheck/linearizability"
 )
 
+// checkUsage is check's synopsis.
+const checkUsage = "storecheck check [--out DIR] [--timeout D] HISTORY.jsonl"
+
 // checkCommand re-checks a saved history offline: porcupine per execution
 // and the global checks, exactly as at the end of a run. Exit 0 when the
 // history is linearizable, 1 when it is not (or the checker timed out), 2 when
@@ -24,11 +27,11 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 	timeout := fs.Duration("timeout", linearizability.DefaultTimeout, "bound on the linearizability search; past it the verdict is Unknown")
 	// The history path is positional; flags may come before or after it.
 	path, rest := splitPositional(fs, args)
-	if err := parseFlags(fs, rest, e.stdout); err != nil {
+	if err := parseFlagsWith(fs, rest, e.stdout, checkUsage); err != nil {
 		return helpOr(err)
 	}
 	if path == "" {
-		return ExitUsage, usagef("usage: storecheck check [--out DIR] [--timeout D] HISTORY.jsonl")
+		return ExitUsage, usageOf(checkUsage)
 	}
 	if *timeout <= 0 {
 		return ExitUsage, usagef("--timeout must be positive, got %v", *timeout)

@@ -314,3 +314,22 @@ func TestRunsScenarios(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageShowsPositionalArguments: the -h of a command that takes
+// positional arguments (check, replay, merge, diff) shows the same synopsis
+// as the usage error of a command line that lacks them, positional
+// arguments included, then its flags; exit 0.
+func TestUsageShowsPositionalArguments(t *testing.T) {
+	for cmd, arg := range map[string]string{"check": "HISTORY.jsonl", "replay": "SUMMARY", "merge": "SHARD…", "diff": "BASE NEW"} {
+		code, _, stderr := run(t, cmd)
+		if code != ExitUsage || !strings.Contains(stderr, arg) {
+			t.Fatalf("%s: exit %d, stderr %q; want 2 and a synopsis with %s", cmd, code, stderr, arg)
+		}
+		synopsis := strings.TrimPrefix(strings.TrimSpace(stderr), "storecheck "+cmd+": ")
+		code, stdout, _ := run(t, cmd, "-h")
+		first, flags, _ := strings.Cut(stdout, "\n")
+		if code != ExitOK || first != synopsis || !strings.Contains(flags, "\n  -") {
+			t.Errorf("%s -h: exit %d, first line %q; want 0, %q, then the flags", cmd, code, first, synopsis)
+		}
+	}
+}

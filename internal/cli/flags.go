@@ -65,13 +65,22 @@ func (s *seedFlag) resolve() uint64 {
 }
 
 // parseFlags parses args with fs, turning every flag error into a one-line
-// usage error; -h prints the flags and is reported as errHelp.
+// usage error; -h prints the flags and is reported as errHelp. It is for
+// a command without positional arguments; one with them uses
+// parseFlagsWith.
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	return parseFlagsWith(fs, args, stdout, "storecheck "+fs.Name()+" [flags]")
+}
+
+// parseFlagsWith is parseFlags for a command whose synopsis (its command
+// line, positional arguments included) is synopsis: -h prints it above the
+// flags, as usageOf reports a missing argument with it.
+func parseFlagsWith(fs *flag.FlagSet, args []string, stdout io.Writer, synopsis string) error {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(stdout)
-		fmt.Fprintf(stdout, "usage: storecheck %s [flags]\n", fs.Name())
+		fmt.Fprintf(stdout, "usage: %s\n", synopsis)
 		fs.PrintDefaults()
 		return errHelp
 	}
@@ -82,6 +91,12 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
+}
+
+// usageOf is the usage error of a command line that lacks a positional
+// argument: its synopsis.
+func usageOf(synopsis string) error {
+	return usagef("usage: %s", synopsis)
 }
 
 var errHelp = errors.New("help shown")

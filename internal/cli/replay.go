@@ -12,6 +12,9 @@ import (
 	"github.com/storecheck/storecheck/scenarios"
 )
 
+// replayUsage is replay's synopsis.
+const replayUsage = "storecheck replay [--run N | --scenario S --backend URL] [--out DIR] SUMMARY.json"
+
 // replayCommand re-runs one run of a summary.json: the same backend,
 // scenario, seed and options. The run is chosen by its position (--run N,
 // from 1) or by --scenario and --backend; a summary with one run needs
@@ -29,11 +32,11 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	fs.StringVar(&backend, "backend", "", "the run to replay, by backend URL; also replaces a URL the summary redacted")
 	out.register(fs)
 	path, rest := splitPositional(fs, args)
-	if err := parseFlags(fs, rest, e.stdout); err != nil {
+	if err := parseFlagsWith(fs, rest, e.stdout, replayUsage); err != nil {
 		return helpOr(err)
 	}
 	if path == "" {
-		return ExitUsage, usagef("usage: storecheck replay [--run N | --scenario S --backend URL] [--out DIR] SUMMARY.json")
+		return ExitUsage, usageOf(replayUsage)
 	}
 	sum, err := reports.ReadSummary(path)
 	if err != nil {
