@@ -333,3 +333,24 @@ func TestUsageShowsPositionalArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayTakesAFolder: replay takes the folder that holds a
+// summary.json, as diff and merge do, and replays its run from it.
+func TestReplayTakesAFolder(t *testing.T) {
+	dir := t.TempDir()
+	orig, again := filepath.Join(dir, "orig"), filepath.Join(dir, "again")
+	if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--seed", "4", "--out", orig, "--quiet"); code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	code, _, stderr := run(t, "replay", "--quiet", "--out", again, orig)
+	if code != ExitOK {
+		t.Fatalf("replay of a folder: exit %d: %s", code, stderr)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(again, "summary.json"))
+	if err != nil || len(sum.Runs) != 1 || sum.Runs[0].Replay == nil || !sum.Runs[0].Replay.SamePlan || sum.Seed != 4 {
+		t.Fatalf("the replay's summary: %v %+v", err, sum)
+	}
+	if code, _, stderr := run(t, "replay", "--out", orig, orig); code != ExitUsage || !strings.Contains(stderr, "never over it") {
+		t.Errorf("replay over the folder it reads: exit %d: %s", code, stderr)
+	}
+}

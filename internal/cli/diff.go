@@ -60,8 +60,9 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 }
 
 // readSummaryAt reads path, a summary.json or a folder holding one, and
-// returns it with its folder. What is not a storecheck summary
-// (reports.ParseSummary) is a usage error.
+// returns it with its folder. Every command that reads a summary (diff,
+// merge, replay) reads it here, so each takes a folder alike; what is not
+// a storecheck summary (reports.ParseSummary) is a usage error.
 func readSummaryAt(path string) (*reports.Summary, string, error) {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
 		path = filepath.Join(path, "summary.json")

@@ -13,9 +13,10 @@ import (
 )
 
 // replayUsage is replay's synopsis.
-const replayUsage = "storecheck replay [--run N | --scenario S --backend URL] [--out DIR] SUMMARY.json"
+const replayUsage = "storecheck replay [--run N | --scenario S --backend URL] [--out DIR] SUMMARY (a summary.json or the folder that holds one)"
 
-// replayCommand re-runs one run of a summary.json: the same backend,
+// replayCommand re-runs one run of a summary.json (or of the folder that
+// holds one, as diff and merge take it): the same backend,
 // scenario, seed and options. The run is chosen by its position (--run N,
 // from 1) or by --scenario and --backend; a summary with one run needs
 // neither.
@@ -38,9 +39,9 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if path == "" {
 		return ExitUsage, usageOf(replayUsage)
 	}
-	sum, err := reports.ReadSummary(path)
+	sum, dir, err := readSummaryAt(path)
 	if err != nil {
-		return ExitUsage, usagef("%v", err)
+		return ExitUsage, err
 	}
 	r, err := pickRun(sum, index, scenario, backend)
 	if err != nil {
@@ -66,7 +67,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err := validateBackends([]string{url}); err != nil {
 		return ExitUsage, err
 	}
-	if out.dir != "" && samePath(out.dir, filepath.Dir(path)) {
+	if out.dir != "" && samePath(out.dir, dir) {
 		return ExitUsage, usagef("replay writes beside its input, never over it: --out %s is the folder of %s", out.dir, path)
 	}
 	if err := out.resolve(); err != nil {
