@@ -354,3 +354,19 @@ func TestReplayTakesAFolder(t *testing.T) {
 		t.Errorf("replay over the folder it reads: exit %d: %s", code, stderr)
 	}
 }
+
+// TestReplayRejectsABadRunNumber: --run 0 or a negative --run is not a
+// run's position: one line saying so and exit 2, rather than being read as
+// no --run ("N runs match; choose one with --run N").
+func TestReplayRejectsABadRunNumber(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,concurrent", "--checks", "3", "--ops", "100", "--seed", "2", "--out", dir, "--quiet"); code != ExitOK {
+		t.Fatalf("qualify: exit %d: %s", code, stderr)
+	}
+	for _, n := range []string{"0", "-1"} {
+		code, _, stderr := run(t, "replay", "--run", n, "--out", t.TempDir(), dir)
+		if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "--run must be at least 1") {
+			t.Errorf("--run %s: exit %d, stderr %q; want 2 and one line saying --run must be at least 1", n, code, stderr)
+		}
+	}
+}

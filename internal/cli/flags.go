@@ -99,4 +99,11 @@ func usageOf(synopsis string) error {
 	return usagef("usage: %s", synopsis)
 }
 
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
 var errHelp = errors.New("help shown")

@@ -39,6 +39,9 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if path == "" {
 		return ExitUsage, usageOf(replayUsage)
 	}
+	if isSet(fs, "run") && index < 1 {
+		return ExitUsage, usagef("--run must be at least 1 (a run's position in the summary), got %d", index)
+	}
 	sum, dir, err := readSummaryAt(path)
 	if err != nil {
 		return ExitUsage, err
