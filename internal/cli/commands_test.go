@@ -370,3 +370,33 @@ func TestReplayRejectsABadRunNumber(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayRunAndScenarioCombine: --scenario chooses among the runs with
+// --run too: a --run of another scenario is refused in one line (exit 2),
+// never replayed with the --scenario ignored; a --run of that scenario is
+// replayed.
+func TestReplayRunAndScenarioCombine(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,concurrent", "--checks", "3", "--ops", "100", "--seed", "2", "--out", dir, "--quiet"); code != ExitOK {
+		t.Fatalf("qualify: exit %d: %s", code, stderr)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(dir, "summary.json"))
+	if err != nil || len(sum.Runs) != 2 {
+		t.Fatalf("the summary: %v %+v", err, sum)
+	}
+	for i, r := range sum.Runs {
+		n := fmt.Sprint(i + 1)
+		other := sum.Runs[1-i].Scenario
+		code, stdout, stderr := run(t, "replay", "--run", n, "--scenario", other, "--out", t.TempDir(), dir)
+		if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "--run "+n+" is a "+r.Scenario+" run, not --scenario "+other) {
+			t.Errorf("--run %s --scenario %s: exit %d, stderr %q; want 2 and one line saying run %s is a %s run", n, other, code, stderr, n, r.Scenario)
+		}
+	}
+	again := t.TempDir()
+	if code, _, stderr := run(t, "replay", "--run", "1", "--scenario", sum.Runs[0].Scenario, "--out", again, "--quiet", dir); code != ExitOK {
+		t.Fatalf("--run 1 --scenario %s: exit %d: %s", sum.Runs[0].Scenario, code, stderr)
+	}
+	if got, err := reports.ReadSummary(filepath.Join(again, "summary.json")); err != nil || len(got.Runs) != 1 || got.Runs[0].Scenario != sum.Runs[0].Scenario {
+		t.Errorf("the replay: %v %+v", err, got)
+	}
+}
