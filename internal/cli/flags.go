@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -33,8 +34,9 @@ func (l *stringList) Set(v string) error {
 	return nil
 }
 
-// seedFlag is --seed: a positive integer, or unset (a fresh seed is drawn
-// and printed, so the run can be repeated).
+// seedFlag is --seed: an integer from 1 to 2^64−1 (a uint64 other than
+// 0), or unset (a fresh seed is drawn and printed, so the run can be
+// repeated).
 type seedFlag struct {
 	value uint64
 	set   bool
@@ -44,7 +46,9 @@ func (s *seedFlag) String() string { return strconv.FormatUint(s.value, 10) }
 func (s *seedFlag) Set(v string) error {
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil || n == 0 {
-		return fmt.Errorf("seed must be a positive integer, got %q", v)
+		// One message for every value refused (not a number, 0, negative,
+		// or past 2^64−1): the range says what all of them miss.
+		return fmt.Errorf("seed must be an integer from 1 to %d, got %q", uint64(math.MaxUint64), v)
 	}
 	s.value, s.set = n, true
 	return nil
