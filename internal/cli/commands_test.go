@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storecheck/storecheck/linearizability/leases"
 	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/worker"
 )
@@ -398,5 +399,63 @@ func TestReplayRunAndScenarioCombine(t *testing.T) {
 	}
 	if got, err := reports.ReadSummary(filepath.Join(again, "summary.json")); err != nil || len(got.Runs) != 1 || got.Runs[0].Scenario != sum.Runs[0].Scenario {
 		t.Errorf("the replay: %v %+v", err, got)
+	}
+}
+
+// TestCheckLeaseHistory: check takes the lease histories lease-stall
+// writes (history-goroutines.jsonl, history-processes.jsonl), which it
+// refused for their "worker" field: each PASSes, as the run did; a copy in
+// which a worker's commit past its lease succeeded FAILs (exit 1), naming
+// the broken guarantee, with porcupine's visualization of the run.
+func TestCheckLeaseHistory(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	if code, stdout, stderr := run(t, "run", "--backend", "runs+sqlite:{dir}/runs.db", "--scenario", "lease-stall", "--seed", "1", "--out", out, "--quiet"); code != ExitOK {
+		t.Fatalf("lease-stall: exit %d\n%s%s", code, stdout, stderr)
+	}
+	histories, _ := filepath.Glob(filepath.Join(out, "runs", "*", "history-*.jsonl"))
+	if len(histories) != 2 {
+		t.Fatalf("lease histories %v, want one per mode", histories)
+	}
+	for _, h := range histories {
+		code, stdout, stderr := run(t, "check", h)
+		if code != ExitOK || !strings.Contains(stdout, "PASS (leases: Ok)") || !strings.Contains(stdout, "operations of a lease history") {
+			t.Errorf("check %s: exit %d\n%s%s", h, code, stdout, stderr)
+		}
+	}
+	f, err := os.Open(histories[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := leases.ReadJSONL(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := false
+	for i, op := range ops {
+		if op.PastLease && op.Kind == leases.Commit && op.Outcome == leases.Stale {
+			ops[i].Outcome, ops[i].Err, ops[i].Version = leases.OK, "", op.Expected+1
+			tampered = true
+			break
+		}
+	}
+	if !tampered {
+		t.Fatalf("%s holds no commit past its lease to tamper with", histories[0])
+	}
+	var buf bytes.Buffer
+	if err := leases.WriteJSONL(&buf, ops); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "tampered.jsonl")
+	if err := os.WriteFile(bad, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "check", bad)
+	if code != ExitFail || !strings.Contains(stdout, "FAIL (leases: Illegal)") || !strings.Contains(stdout, leases.GuaranteePastLease) {
+		t.Errorf("check of the tampered copy: exit %d, want 1 naming %q\n%s%s", code, leases.GuaranteePastLease, stdout, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "tampered.visualization.html")); err != nil || !bytes.Contains(b, []byte("<html")) {
+		t.Errorf("no visualization of the tampered copy: %v", err)
 	}
 }
