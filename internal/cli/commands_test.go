@@ -210,8 +210,9 @@ func TestGateHeadlineAgreesWithExitCode(t *testing.T) {
 }
 
 // Without --out every invocation keeps its results in a new folder under
-// storecheck-out/, latest points at the newest, and replay writes beside
-// its input, never over it.
+// storecheck-out/ of the current folder, latest points at the newest, and
+// replay never writes over its input: without --out it too writes under
+// storecheck-out/ of the current folder, wherever its input is (README).
 func TestResultsAreKept(t *testing.T) {
 	t.Chdir(t.TempDir())
 	for range 2 {
@@ -248,6 +249,17 @@ func TestResultsAreKept(t *testing.T) {
 	}
 	if after, _ := os.ReadDir(OutRoot); len(after) != 4 {
 		t.Errorf("%d entries after the replay, want 3 folders and latest", len(after))
+	}
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere")
+	if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--quiet", "--out", elsewhere); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := run(t, "replay", "--quiet", elsewhere); code != ExitOK {
+		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+	beside, _ := os.ReadDir(filepath.Dir(elsewhere))
+	if after, _ := os.ReadDir(OutRoot); len(after) != 5 || len(beside) != 1 {
+		t.Errorf("replay of a summary outside storecheck-out/: %d entries under %s (want 4 folders and latest), %d beside the input (want it alone)", len(after), OutRoot, len(beside))
 	}
 }
 
@@ -351,7 +363,7 @@ func TestReplayTakesAFolder(t *testing.T) {
 	if err != nil || len(sum.Runs) != 1 || sum.Runs[0].Replay == nil || !sum.Runs[0].Replay.SamePlan || sum.Seed != 4 {
 		t.Fatalf("the replay's summary: %v %+v", err, sum)
 	}
-	if code, _, stderr := run(t, "replay", "--out", orig, orig); code != ExitUsage || !strings.Contains(stderr, "never over it") {
+	if code, _, stderr := run(t, "replay", "--out", orig, orig); code != ExitUsage || !strings.Contains(stderr, "never writes over its input") {
 		t.Errorf("replay over the folder it reads: exit %d: %s", code, stderr)
 	}
 }

@@ -75,7 +75,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 		return ExitUsage, err
 	}
 	if out.dir != "" && samePath(out.dir, dir) {
-		return ExitUsage, usagef("replay writes beside its input, never over it: --out %s is the folder of %s", out.dir, path)
+		return ExitUsage, usagef("replay never writes over its input: --out %s is the folder of %s", out.dir, path)
 	}
 	if err := out.resolve(); err != nil {
 		return ExitUsage, err
