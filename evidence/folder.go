@@ -48,7 +48,8 @@ const (
 // per mode ("goroutines", "processes"); its history is a lease history
 // (leases.WriteJSONL), not an execution-store one, hence names of its own.
 
-// ModeHistoryFile is the lease history of one lease-stall mode.
+// ModeHistoryFile is the lease history of one lease-stall mode (storecheck
+// check re-checks it, as it does HistoryFile).
 func ModeHistoryFile(mode string) string { return "history-" + mode + ".jsonl" }
 
 // ModeVisualizationFile is the visualization of one lease-stall mode.

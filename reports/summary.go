@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/storecheck/storecheck/evidence"
@@ -247,15 +248,75 @@ func WriteJSON(path string, v any) error {
 	return evidence.WriteFileAtomic(path, append(b, '\n'))
 }
 
-// ReadSummary reads a summary.json.
+// ReadSummary reads a summary.json and checks that it is one (ParseSummary).
 func ReadSummary(path string) (*Summary, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("read summary: %w", err)
 	}
-	var s Summary
-	if err := json.Unmarshal(b, &s); err != nil {
+	s, err := ParseSummary(b)
+	if err != nil {
 		return nil, fmt.Errorf("read summary %s: not a storecheck summary: %w", path, err)
 	}
+	return s, nil
+}
+
+// ParseSummary decodes the text of a summary.json. It is one when it is a
+// JSON object of Summary's layout whose schema version is SchemaVersion (a
+// summary older than the version field has none), holding the fields
+// docs/summary.schema.json requires: seed and runs, and on each run
+// backend, scenario, verdict, seed, reproduce, duration_ms and ops, with a
+// verdict storecheck writes. Anything else ({}, another program's JSON, a
+// layout of another version) is an error, so that no command reads it as a
+// summary of no runs.
+func ParseSummary(b []byte) (*Summary, error) {
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, err
+	}
+	if s.Schema != 0 && s.Schema != SchemaVersion {
+		return nil, fmt.Errorf("schema version %d, this storecheck reads version %d", s.Schema, SchemaVersion)
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		return nil, err
+	}
+	if err := requireKeys(top, "seed", "runs"); err != nil {
+		return nil, err
+	}
+	if s.Verdict != "" && !s.Verdict.known() {
+		return nil, fmt.Errorf("unknown verdict %q", s.Verdict)
+	}
+	var runs []map[string]json.RawMessage
+	if err := json.Unmarshal(top["runs"], &runs); err != nil {
+		return nil, err
+	}
+	for i, r := range runs {
+		if err := requireKeys(r, "backend", "scenario", "verdict", "seed", "reproduce", "duration_ms", "ops"); err != nil {
+			return nil, fmt.Errorf("run %d: %w", i+1, err)
+		}
+		if v := s.Runs[i].Verdict; !v.known() {
+			return nil, fmt.Errorf("run %d: unknown verdict %q", i+1, v)
+		}
+	}
 	return &s, nil
+}
+
+// requireKeys says which of names obj lacks.
+func requireKeys(obj map[string]json.RawMessage, names ...string) error {
+	var missing []string
+	for _, n := range names {
+		if _, ok := obj[n]; !ok {
+			missing = append(missing, fmt.Sprintf("%q", n))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("no %s field", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// known reports whether v is one of the verdicts storecheck writes.
+func (v Verdict) known() bool {
+	return v == Pass || v == Fail || v == NotRun || v == Interrupted
 }

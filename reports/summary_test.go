@@ -36,3 +36,33 @@ func TestReplaySaysTheOriginalHadNeighbours(t *testing.T) {
 		t.Errorf("replay of a run alone: %q", got)
 	}
 }
+
+// TestParseSummary: a summary of this schema version, or one older than the
+// version field, is read; a summary of another version, or JSON lacking the
+// fields the schema requires, is not.
+func TestParseSummary(t *testing.T) {
+	run := `{"backend":"memory:","scenario":"conformance","verdict":"PASS","seed":1,"reproduce":"x","duration_ms":1,"ops":1}`
+	for _, ok := range []string{
+		`{"schema":2,"seed":1,"runs":[` + run + `]}`,
+		`{"seed":1,"runs":[` + run + `]}`,
+		`{"seed":1,"runs":[]}`,
+		`{"seed":1,"runs":null}`,
+	} {
+		if _, err := ParseSummary([]byte(ok)); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	for body, want := range map[string]string{
+		`{}`:                                  `no "seed", "runs" field`,
+		`{"a":1}`:                             `no "seed", "runs" field`,
+		`{"schema":99,"runs":[]}`:             "schema version 99, this storecheck reads version 2",
+		`{"seed":1,"runs":[{}]}`:              `run 1: no "backend", "scenario", "verdict", "seed", "reproduce", "duration_ms", "ops" field`,
+		`{"seed":1,"verdict":"OK","runs":[]}`: `unknown verdict "OK"`,
+		`{"seed":1,"runs":[` + strings.Replace(run, "PASS", "", 1) + `]}`: `run 1: unknown verdict ""`,
+		`"x"`: "cannot unmarshal",
+	} {
+		if _, err := ParseSummary([]byte(body)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want one saying %q", body, err, want)
+		}
+	}
+}

@@ -104,8 +104,6 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return ExitUsage
 	}
 	root.SetArgs(args)
-	root.SetOut(stdout)
-	root.SetErr(stderr)
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintf(stderr, "storecheck %s: %s\n", args[0], oneLine(err))
 		return ExitUsage
@@ -131,6 +129,11 @@ func rootCommand(e *env) (*cobra.Command, *int) {
 			ValidArgsFunction: completeArgs(c),
 		})
 	}
+	// Before requireShell: cobra's completion command keeps the writer
+	// it is made with.
+	root.SetOut(e.stdout)
+	root.SetErr(e.stderr)
+	requireShell(root)
 	return root, code
 }
 
@@ -171,7 +174,7 @@ func printUsage(w io.Writer) {
 		}
 		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "  %-10s %s\n", "completion", "print the shell completion script: storecheck completion bash|zsh|fish|powershell")
+	fmt.Fprintf(w, "  %-10s %s\n", "completion", "print the shell completion script: "+completionUsage)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'storecheck COMMAND -h' for a command's flags.")
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storecheck/storecheck/linearizability/leases"
 	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/worker"
 )
@@ -243,8 +244,9 @@ func TestNothingCheckedIsNoPass(t *testing.T) {
 }
 
 // Without --out every invocation keeps its results in a new folder under
-// storecheck-out/, latest points at the newest, and replay writes beside
-// its input, never over it.
+// storecheck-out/ of the current folder, latest points at the newest, and
+// replay never writes over its input: without --out it too writes under
+// storecheck-out/ of the current folder, wherever its input is (README).
 func TestResultsAreKept(t *testing.T) {
 	t.Chdir(t.TempDir())
 	for range 2 {
@@ -281,6 +283,17 @@ func TestResultsAreKept(t *testing.T) {
 	}
 	if after, _ := os.ReadDir(OutRoot); len(after) != 4 {
 		t.Errorf("%d entries after the replay, want 3 folders and latest", len(after))
+	}
+	elsewhere := filepath.Join(t.TempDir(), "elsewhere")
+	if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--quiet", "--out", elsewhere); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := run(t, "replay", "--quiet", elsewhere); code != ExitOK {
+		t.Fatalf("replay: exit %d: %s", code, stderr)
+	}
+	beside, _ := os.ReadDir(filepath.Dir(elsewhere))
+	if after, _ := os.ReadDir(OutRoot); len(after) != 5 || len(beside) != 1 {
+		t.Errorf("replay of a summary outside storecheck-out/: %d entries under %s (want 4 folders and latest), %d beside the input (want it alone)", len(after), OutRoot, len(beside))
 	}
 }
 
@@ -381,5 +394,149 @@ func TestReproduceLineRepeatsTheRun(t *testing.T) {
 		if a, b := first.Runs[0], second.Runs[0]; a.Ops != b.Ops || a.SequenceDigest != b.SequenceDigest {
 			t.Errorf("%s: %d ops, sequence %q; its reproduce line gave %d ops, sequence %q", first.Runs[0].Reproduce, a.Ops, a.SequenceDigest, b.Ops, b.SequenceDigest)
 		}
+	}
+}
+
+// TestUsageShowsPositionalArguments: the -h of a command that takes
+// positional arguments (check, replay, merge, diff) shows the same synopsis
+// as the usage error of a command line that lacks them, positional
+// arguments included, then its flags; exit 0.
+func TestUsageShowsPositionalArguments(t *testing.T) {
+	for cmd, arg := range map[string]string{"check": "HISTORY.jsonl", "replay": "SUMMARY", "merge": "SHARD…", "diff": "BASE NEW"} {
+		code, _, stderr := run(t, cmd)
+		if code != ExitUsage || !strings.Contains(stderr, arg) {
+			t.Fatalf("%s: exit %d, stderr %q; want 2 and a synopsis with %s", cmd, code, stderr, arg)
+		}
+		synopsis := strings.TrimPrefix(strings.TrimSpace(stderr), "storecheck "+cmd+": ")
+		code, stdout, _ := run(t, cmd, "-h")
+		first, flags, _ := strings.Cut(stdout, "\n")
+		if code != ExitOK || first != synopsis || !strings.Contains(flags, "\n  -") {
+			t.Errorf("%s -h: exit %d, first line %q; want 0, %q, then the flags", cmd, code, first, synopsis)
+		}
+	}
+}
+
+// TestReplayTakesAFolder: replay takes the folder that holds a
+// summary.json, as diff and merge do, and replays its run from it.
+func TestReplayTakesAFolder(t *testing.T) {
+	dir := t.TempDir()
+	orig, again := filepath.Join(dir, "orig"), filepath.Join(dir, "again")
+	if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--seed", "4", "--out", orig, "--quiet"); code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	code, _, stderr := run(t, "replay", "--quiet", "--out", again, orig)
+	if code != ExitOK {
+		t.Fatalf("replay of a folder: exit %d: %s", code, stderr)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(again, "summary.json"))
+	if err != nil || len(sum.Runs) != 1 || sum.Runs[0].Replay == nil || !sum.Runs[0].Replay.SamePlan || sum.Seed != 4 {
+		t.Fatalf("the replay's summary: %v %+v", err, sum)
+	}
+	if code, _, stderr := run(t, "replay", "--out", orig, orig); code != ExitUsage || !strings.Contains(stderr, "never writes over its input") {
+		t.Errorf("replay over the folder it reads: exit %d: %s", code, stderr)
+	}
+}
+
+// TestReplayRejectsABadRunNumber: --run 0 or a negative --run is not a
+// run's position: one line saying so and exit 2, rather than being read as
+// no --run ("N runs match; choose one with --run N").
+func TestReplayRejectsABadRunNumber(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,concurrent", "--checks", "3", "--ops", "100", "--seed", "2", "--out", dir, "--quiet"); code != ExitOK {
+		t.Fatalf("qualify: exit %d: %s", code, stderr)
+	}
+	for _, n := range []string{"0", "-1"} {
+		code, _, stderr := run(t, "replay", "--run", n, "--out", t.TempDir(), dir)
+		if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "--run must be at least 1") {
+			t.Errorf("--run %s: exit %d, stderr %q; want 2 and one line saying --run must be at least 1", n, code, stderr)
+		}
+	}
+}
+
+// TestReplayRunAndScenarioCombine: --scenario chooses among the runs with
+// --run too: a --run of another scenario is refused in one line (exit 2),
+// never replayed with the --scenario ignored; a --run of that scenario is
+// replayed.
+func TestReplayRunAndScenarioCombine(t *testing.T) {
+	dir := t.TempDir()
+	if code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,concurrent", "--checks", "3", "--ops", "100", "--seed", "2", "--out", dir, "--quiet"); code != ExitOK {
+		t.Fatalf("qualify: exit %d: %s", code, stderr)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(dir, "summary.json"))
+	if err != nil || len(sum.Runs) != 2 {
+		t.Fatalf("the summary: %v %+v", err, sum)
+	}
+	for i, r := range sum.Runs {
+		n := fmt.Sprint(i + 1)
+		other := sum.Runs[1-i].Scenario
+		code, stdout, stderr := run(t, "replay", "--run", n, "--scenario", other, "--out", t.TempDir(), dir)
+		if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "--run "+n+" is a "+r.Scenario+" run, not --scenario "+other) {
+			t.Errorf("--run %s --scenario %s: exit %d, stderr %q; want 2 and one line saying run %s is a %s run", n, other, code, stderr, n, r.Scenario)
+		}
+	}
+	again := t.TempDir()
+	if code, _, stderr := run(t, "replay", "--run", "1", "--scenario", sum.Runs[0].Scenario, "--out", again, "--quiet", dir); code != ExitOK {
+		t.Fatalf("--run 1 --scenario %s: exit %d: %s", sum.Runs[0].Scenario, code, stderr)
+	}
+	if got, err := reports.ReadSummary(filepath.Join(again, "summary.json")); err != nil || len(got.Runs) != 1 || got.Runs[0].Scenario != sum.Runs[0].Scenario {
+		t.Errorf("the replay: %v %+v", err, got)
+	}
+}
+
+// TestCheckLeaseHistory: check takes the lease histories lease-stall
+// writes (history-goroutines.jsonl, history-processes.jsonl), which it
+// refused for their "worker" field: each PASSes, as the run did; a copy in
+// which a worker's commit past its lease succeeded FAILs (exit 1), naming
+// the broken guarantee, with porcupine's visualization of the run.
+func TestCheckLeaseHistory(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	if code, stdout, stderr := run(t, "run", "--backend", "runs+sqlite:{dir}/runs.db", "--scenario", "lease-stall", "--seed", "1", "--out", out, "--quiet"); code != ExitOK {
+		t.Fatalf("lease-stall: exit %d\n%s%s", code, stdout, stderr)
+	}
+	histories, _ := filepath.Glob(filepath.Join(out, "runs", "*", "history-*.jsonl"))
+	if len(histories) != 2 {
+		t.Fatalf("lease histories %v, want one per mode", histories)
+	}
+	for _, h := range histories {
+		code, stdout, stderr := run(t, "check", h)
+		if code != ExitOK || !strings.Contains(stdout, "PASS (leases: Ok)") || !strings.Contains(stdout, "operations of a lease history") {
+			t.Errorf("check %s: exit %d\n%s%s", h, code, stdout, stderr)
+		}
+	}
+	f, err := os.Open(histories[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	ops, err := leases.ReadJSONL(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := false
+	for i, op := range ops {
+		if op.PastLease && op.Kind == leases.Commit && op.Outcome == leases.Stale {
+			ops[i].Outcome, ops[i].Err, ops[i].Version = leases.OK, "", op.Expected+1
+			tampered = true
+			break
+		}
+	}
+	if !tampered {
+		t.Fatalf("%s holds no commit past its lease to tamper with", histories[0])
+	}
+	var buf bytes.Buffer
+	if err := leases.WriteJSONL(&buf, ops); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "tampered.jsonl")
+	if err := os.WriteFile(bad, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "check", bad)
+	if code != ExitFail || !strings.Contains(stdout, "FAIL (leases: Illegal)") || !strings.Contains(stdout, leases.GuaranteePastLease) {
+		t.Errorf("check of the tampered copy: exit %d, want 1 naming %q\n%s%s", code, leases.GuaranteePastLease, stdout, stderr)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "tampered.visualization.html")); err != nil || !bytes.Contains(b, []byte("<html")) {
+		t.Errorf("no visualization of the tampered copy: %v", err)
 	}
 }

@@ -13,6 +13,34 @@ import (
 	"github.com/storecheck/storecheck/scenarios"
 )
 
+// completionUsage is the synopsis of cobra's completion command.
+const completionUsage = "storecheck completion bash|zsh|fish|powershell"
+
+// requireShell makes root's completion command (cobra's own, made now
+// rather than when it runs) refuse a command line without a shell, or with
+// one it does not know, as every other command refuses bad input: one line
+// on stderr and exit 2. Left to itself cobra prints the command's help on
+// stdout and exits 0 there, as if a script had been written.
+func requireShell(root *cobra.Command) {
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		if c.Name() != "completion" {
+			continue
+		}
+		var shells []string
+		for _, sh := range c.Commands() {
+			shells = append(shells, sh.Name())
+		}
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(_ *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return usageOf(completionUsage)
+			}
+			return usagef("unknown shell %q (known: %s)", args[0], strings.Join(shells, ", "))
+		}
+	}
+}
+
 // completeArgs answers the shell's completion requests for command c:
 // its flags (read from its own -h, so they never drift from what it
 // parses), scenario names after --scenario(s), backend URL forms after

@@ -37,3 +37,23 @@ func TestCompletion(t *testing.T) {
 		t.Errorf("commands: %s", got)
 	}
 }
+
+// TestCompletionNeedsAShell: completion without a shell, or with one it
+// does not know, is bad input: one line on stderr naming the shells, exit
+// 2, nothing on stdout (not cobra's help with exit 0).
+func TestCompletionNeedsAShell(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"completion"}, "usage: storecheck completion bash|zsh|fish|powershell"},
+		{[]string{"completion", "nope"}, `unknown shell "nope" (known: bash, fish, powershell, zsh)`},
+	} {
+		var out, errOut bytes.Buffer
+		code := Main(context.Background(), c.args, &out, &errOut)
+		stderr := errOut.String()
+		if code != ExitUsage || out.Len() != 0 || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stdout %.60q, stderr %q; want 2, nothing on stdout and one line saying %q", c.args, code, out.String(), stderr, c.want)
+		}
+	}
+}

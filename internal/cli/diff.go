@@ -10,6 +10,9 @@ import (
 	"github.com/storecheck/storecheck/reports"
 )
 
+// diffUsage is diff's synopsis.
+const diffUsage = "storecheck diff [--slowdown F] [--rate-rise F] [--md FILE] BASE NEW (each a summary.json or the folder that holds one)"
+
 // diffCommand compares two summaries, a base (the main branch's stored
 // report) and a new one: verdict changes per backend × scenario and
 // figures that moved beyond their thresholds, as Markdown for a pull
@@ -22,11 +25,11 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 	md := fs.String("md", "", "also write the Markdown to this file (a pull-request comment)")
 	base, rest := splitPositional(fs, args)
 	next, rest := splitPositional(fs, rest)
-	if err := parseFlags(fs, rest, e.stdout); err != nil {
+	if err := parseFlagsWith(fs, rest, e.stdout, diffUsage); err != nil {
 		return helpOr(err)
 	}
 	if base == "" || next == "" {
-		return ExitUsage, usagef("usage: storecheck diff [--slowdown F] [--rate-rise F] [--md FILE] BASE NEW (each a summary.json or the folder that holds one)")
+		return ExitUsage, usageOf(diffUsage)
 	}
 	b, baseDir, err := readSummaryAt(base)
 	if err != nil {
@@ -57,14 +60,16 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 }
 
 // readSummaryAt reads path, a summary.json or a folder holding one, and
-// returns it with its folder.
+// returns it with its folder. Every command that reads a summary (diff,
+// merge, replay) reads it here, so each takes a folder alike; what is not
+// a storecheck summary (reports.ParseSummary) is a usage error.
 func readSummaryAt(path string) (*reports.Summary, string, error) {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
 		path = filepath.Join(path, "summary.json")
 	}
 	s, err := reports.ReadSummary(path)
 	if err != nil {
-		return nil, "", usagef("not a storecheck summary: %v", err)
+		return nil, "", usagef("%v", err)
 	}
 	return s, filepath.Dir(path), nil
 }

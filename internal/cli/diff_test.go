@@ -50,3 +50,34 @@ func TestDiff(t *testing.T) {
 		}
 	}
 }
+
+// TestNotASummary: JSON that is not a storecheck summary — no seed or runs,
+// another program's fields, another schema version, a run without its
+// required fields — is refused by every command that reads a summary, with
+// one line and exit 2, as truncated JSON is; it is never read as a summary
+// of no runs ("no regression", "the summary holds 0 runs").
+func TestNotASummary(t *testing.T) {
+	for _, body := range []string{
+		`{}`,
+		`{"a":1}`,
+		`{"schema":99,"runs":[]}`,
+		`{"schema":99,"seed":1,"runs":[]}`,
+		`{"seed":1}`,
+		`{"seed":1,"runs":[{}]}`,
+		`{"seed":1,"runs":[{"backend":"memory:","scenario":"conformance","verdict":"MAYBE","seed":1,"reproduce":"x","duration_ms":1,"ops":1}]}`,
+		`[]`,
+		`{"seed":1,"runs":[`,
+	} {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "summary.json")
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"diff", dir, dir}, {"merge", "--out", filepath.Join(dir, "m"), dir}, {"replay", "--run", "1", path}} {
+			code, stdout, stderr := run(t, args...)
+			if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "not a storecheck summary") || stdout != "" {
+				t.Errorf("%s: %v: exit %d, stdout %q, stderr %q; want 2 and one line saying it is not a storecheck summary", body, args[0], code, stdout, stderr)
+			}
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -38,8 +39,9 @@ func (l *stringList) Set(v string) error {
 	return nil
 }
 
-// seedFlag is --seed: a positive integer, or unset (a fresh seed is drawn
-// and printed, so the run can be repeated).
+// seedFlag is --seed: an integer from 1 to 2^64−1 (a uint64 other than
+// 0), or unset (a fresh seed is drawn and printed, so the run can be
+// repeated).
 type seedFlag struct {
 	value uint64
 	set   bool
@@ -49,7 +51,9 @@ func (s *seedFlag) String() string { return strconv.FormatUint(s.value, 10) }
 func (s *seedFlag) Set(v string) error {
 	n, err := strconv.ParseUint(v, 10, 64)
 	if err != nil || n == 0 {
-		return fmt.Errorf("seed must be a positive integer, got %q", v)
+		// One message for every value refused (not a number, 0, negative,
+		// or past 2^64−1): the range says what all of them miss.
+		return fmt.Errorf("seed must be an integer from 1 to %d, got %q", uint64(math.MaxUint64), v)
 	}
 	s.value, s.set = n, true
 	return nil
@@ -70,13 +74,22 @@ func (s *seedFlag) resolve() uint64 {
 }
 
 // parseFlags parses args with fs, turning every flag error into a one-line
-// usage error; -h prints the flags and is reported as errHelp.
+// usage error; -h prints the flags and is reported as errHelp. It is for
+// a command without positional arguments; one with them uses
+// parseFlagsWith.
 func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
+	return parseFlagsWith(fs, args, stdout, "storecheck "+fs.Name()+" [flags]")
+}
+
+// parseFlagsWith is parseFlags for a command whose synopsis (its command
+// line, positional arguments included) is synopsis: -h prints it above the
+// flags, as usageOf reports a missing argument with it.
+func parseFlagsWith(fs *flag.FlagSet, args []string, stdout io.Writer, synopsis string) error {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)
 	if errors.Is(err, flag.ErrHelp) {
 		fs.SetOutput(stdout)
-		fmt.Fprintf(stdout, "usage: storecheck %s [flags]\n", fs.Name())
+		fmt.Fprintf(stdout, "usage: %s\n", synopsis)
 		fs.PrintDefaults()
 		return errHelp
 	}
@@ -87,6 +100,19 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout io.Writer) error {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
 	return nil
+}
+
+// usageOf is the usage error of a command line that lacks a positional
+// argument: its synopsis.
+func usageOf(synopsis string) error {
+	return usagef("usage: %s", synopsis)
+}
+
+// isSet reports whether the flag name was given on the command line.
+func isSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 var errHelp = errors.New("help shown")

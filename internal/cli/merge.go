@@ -15,6 +15,9 @@ import (
 	"github.com/storecheck/storecheck/reports"
 )
 
+// mergeUsage is merge's synopsis.
+const mergeUsage = "storecheck merge [--out DIR] [--fail-on-not-run] SHARD… (each a shard's summary.json or its folder)"
+
 // mergeCommand combines the summaries of the N shards of one plan (each
 // made with --shard K/N) into the summary of the whole plan, with every
 // run's folder copied beside it, and renders the reports as an unsharded
@@ -37,11 +40,11 @@ func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
 		}
 		paths = append(paths, p)
 	}
-	if err := parseFlags(fs, rest, e.stdout); err != nil {
+	if err := parseFlagsWith(fs, rest, e.stdout, mergeUsage); err != nil {
 		return helpOr(err)
 	}
 	if len(paths) == 0 {
-		return ExitUsage, usagef("usage: storecheck merge [--out DIR] [--fail-on-not-run] SHARD… (each a shard's summary.json or its folder)")
+		return ExitUsage, usageOf(mergeUsage)
 	}
 	shards := make([]shardSummary, 0, len(paths))
 	for _, p := range paths {

@@ -12,10 +12,18 @@ import (
 	"github.com/storecheck/storecheck/scenarios"
 )
 
-// replayCommand re-runs one run of a summary.json: the same backend,
+// replayUsage is replay's synopsis.
+const replayUsage = "storecheck replay [--run N] [--scenario S] [--backend URL] [--out DIR] SUMMARY (a summary.json or the folder that holds one)"
+
+// replayCommand re-runs one run of a summary.json (or of the folder that
+// holds one, as diff and merge take it): the same backend,
 // scenario, seed and options. The run is chosen by its position (--run N,
 // from 1) or by --scenario and --backend; a summary with one run needs
-// neither.
+// neither. --scenario is always a filter: with --run, the run at that
+// position must be of that scenario. --backend, with --run, is the URL to
+// run it on instead of the summary's (a URL the summary redacted, or a fresh
+// database file); without --run, it chooses the run by its URL and runs it
+// there.
 func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	var (
 		out      outputFlags
@@ -25,19 +33,22 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 		fs       = flag.NewFlagSet("replay", flag.ContinueOnError)
 	)
 	fs.IntVar(&index, "run", 0, "the run to replay, by its position in the summary (from 1)")
-	fs.StringVar(&scenario, "scenario", "", "the run to replay, by scenario")
-	fs.StringVar(&backend, "backend", "", "the run to replay, by backend URL; also replaces a URL the summary redacted")
+	fs.StringVar(&scenario, "scenario", "", "the run to replay, by scenario (with --run: the scenario the run must be of)")
+	fs.StringVar(&backend, "backend", "", "the run to replay, by backend URL, and the URL to run it on (with --run: only the URL to run it on, e.g. one the summary redacted)")
 	out.register(fs)
 	path, rest := splitPositional(fs, args)
-	if err := parseFlags(fs, rest, e.stdout); err != nil {
+	if err := parseFlagsWith(fs, rest, e.stdout, replayUsage); err != nil {
 		return helpOr(err)
 	}
 	if path == "" {
-		return ExitUsage, usagef("usage: storecheck replay [--run N | --scenario S --backend URL] [--out DIR] SUMMARY.json")
+		return ExitUsage, usageOf(replayUsage)
 	}
-	sum, err := reports.ReadSummary(path)
+	if isSet(fs, "run") && index < 1 {
+		return ExitUsage, usagef("--run must be at least 1 (a run's position in the summary), got %d", index)
+	}
+	sum, dir, err := readSummaryAt(path)
 	if err != nil {
-		return ExitUsage, usagef("%v", err)
+		return ExitUsage, err
 	}
 	r, err := pickRun(sum, index, scenario, backend)
 	if err != nil {
@@ -63,8 +74,8 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err := validateBackends([]string{url}); err != nil {
 		return ExitUsage, err
 	}
-	if out.dir != "" && samePath(out.dir, filepath.Dir(path)) {
-		return ExitUsage, usagef("replay writes beside its input, never over it: --out %s is the folder of %s", out.dir, path)
+	if out.dir != "" && samePath(out.dir, dir) {
+		return ExitUsage, usagef("replay never writes over its input: --out %s is the folder of %s", out.dir, path)
 	}
 	if err := out.resolve(); err != nil {
 		return ExitUsage, err
@@ -84,12 +95,11 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	return executeThen(ctx, e, plan, out, notRunIsError, "storecheck replay "+strings.Join(args, " "), compare)
 }
 
+// pickRun chooses the run to replay: run index (from 1) when given, else
+// the one run of scenario and backend (either may be "").
 func pickRun(sum *reports.Summary, index int, scenario, backend string) (reports.Run, error) {
 	if index > 0 {
-		if index > len(sum.Runs) {
-			return reports.Run{}, usagef("--run %d: the summary holds %d runs", index, len(sum.Runs))
-		}
-		return sum.Runs[index-1], nil
+		return pickIndex(sum, index, scenario)
 	}
 	var matches []reports.Run
 	for _, r := range sum.Runs {
@@ -105,6 +115,19 @@ func pickRun(sum *reports.Summary, index int, scenario, backend string) (reports
 	default:
 		return reports.Run{}, usagef("%d runs match; choose one with --run N (1..%d) or --scenario and --backend", len(matches), len(sum.Runs))
 	}
+}
+
+// pickIndex is run index (from 1) of sum, which must be of scenario when
+// one is given.
+func pickIndex(sum *reports.Summary, index int, scenario string) (reports.Run, error) {
+	if index > len(sum.Runs) {
+		return reports.Run{}, usagef("--run %d: the summary holds %d runs", index, len(sum.Runs))
+	}
+	r := sum.Runs[index-1]
+	if scenario != "" && r.Scenario != scenario {
+		return reports.Run{}, usagef("--run %d is a %s run, not --scenario %s", index, r.Scenario, scenario)
+	}
+	return r, nil
 }
 
 // runIndex is r's position in sum, from 1.

@@ -3,7 +3,9 @@ package leases
 import (
 	"bytes"
 	"context"
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -125,5 +127,30 @@ func TestJSONLRoundTrip(t *testing.T) {
 	back, err := ReadJSONL(&buf)
 	if err != nil || len(back) != 2 || back[1].Requeued[0] != "r" || back[0].Expires != ops[0].Expires {
 		t.Fatalf("round trip: %+v, %v", back, err)
+	}
+}
+
+// TestReadJSONLRefusesOtherHistories: a line of an execution-store history,
+// a field or kind a lease operation does not have, is an error naming the
+// line, never an operation of a lease history.
+func TestReadJSONLRefusesOtherHistories(t *testing.T) {
+	good := `{"client":0,"kind":"requeue_expired_leases","now":1,"outcome":"ok","call":1,"return":2}`
+	for text, want := range map[string]string{
+		`{"client":0,"kind":"commit","key":"k","call":1,"return":2}`:                                   `line 1: not a lease history: json: unknown field "key"`,
+		`{"client":0,"kind":"commit","call":1,"return":2}`:                                             `line 1: not a lease history: unknown kind "commit"`,
+		good + "\n" + `{"client":0,"kind":"claim_next","now":1,"outcome":"maybe","call":3,"return":4}`: `line 2: unknown outcome "maybe"`,
+	} {
+		if _, err := ReadJSONL(strings.NewReader(text)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want one saying %q", text, err, want)
+		}
+	}
+	if _, err := ReadJSONL(strings.NewReader(`{"client":0,"kind":"commit"}`)); !errors.Is(err, ErrNotLeaseHistory) {
+		t.Errorf("a first line of another history: %v, want ErrNotLeaseHistory", err)
+	}
+	if _, err := ReadJSONL(strings.NewReader(good + "\n{}")); err == nil || errors.Is(err, ErrNotLeaseHistory) {
+		t.Errorf("a bad second line: %v, want an error other than ErrNotLeaseHistory", err)
+	}
+	if ops, err := ReadJSONL(strings.NewReader(good + "\n\n" + good + "\n")); err != nil || len(ops) != 2 {
+		t.Errorf("two operations and a blank line: %d, %v", len(ops), err)
 	}
 }

@@ -2,10 +2,13 @@ package leases
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 )
 
 // Kind is the operation.
@@ -118,17 +121,72 @@ func WriteJSONL(w io.Writer, ops []Op) error {
 	return nil
 }
 
-// ReadJSONL reads JSON lines written by WriteJSONL.
+// ErrNotLeaseHistory marks a file whose first operation is not one of a
+// lease history: a history of another kind, or no history at all.
+var ErrNotLeaseHistory = errors.New("not a lease history")
+
+// ReadJSONL reads JSON lines written by WriteJSONL. A line that is not an
+// operation of a lease history (a field Op does not have, a kind or
+// outcome it does not know) is an error naming the line, so that a history
+// of another kind is never read as a lease history; on the first operation
+// line, the error is ErrNotLeaseHistory. Blank lines are skipped.
 func ReadJSONL(r io.Reader) ([]Op, error) {
 	var ops []Op
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for sc.Scan() {
-		var op Op
-		if err := json.Unmarshal(sc.Bytes(), &op); err != nil {
-			return nil, fmt.Errorf("read history line %d: %w", len(ops)+1, err)
+	for line := 1; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		op, err := decodeOp(sc.Bytes())
+		if err != nil && len(ops) == 0 {
+			return nil, fmt.Errorf("read history line %d: %w: %w", line, ErrNotLeaseHistory, err)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read history line %d: %w", line, err)
 		}
 		ops = append(ops, op)
 	}
-	return ops, sc.Err()
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read history: %w", err)
+	}
+	return ops, nil
+}
+
+// LoadFile reads the lease history at path (ReadJSONL).
+func LoadFile(path string) ([]Op, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ops, err := ReadJSONL(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return ops, nil
+}
+
+// decodeOp decodes one line, refusing fields and values Op does not have.
+func decodeOp(line []byte) (Op, error) {
+	var op Op
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&op); err != nil {
+		return Op{}, err
+	}
+	if dec.More() {
+		return Op{}, fmt.Errorf("more than one JSON value")
+	}
+	switch op.Kind {
+	case Claim, Renew, Commit, Finish, Requeue:
+	default:
+		return Op{}, fmt.Errorf("unknown kind %q", op.Kind)
+	}
+	switch op.Outcome {
+	case OK, None, Stale, Conflict, Invalid, NotFound, Failed, Indeterminate:
+	default:
+		return Op{}, fmt.Errorf("unknown outcome %q", op.Outcome)
+	}
+	return op, nil
 }
