@@ -106,3 +106,91 @@ func TestShardAndMerge(t *testing.T) {
 		}
 	}
 }
+
+// merge refuses, in one line and with nothing written, shards that are not
+// of one plan though their seed, shard count and plan size agree: another
+// backend, other options. A shard without a plan digest (made before one
+// was recorded) is refused too.
+func TestMergeRefusesShardsOfOtherPlans(t *testing.T) {
+	dir := t.TempDir()
+	shard := func(name, k string, extra ...string) string {
+		t.Helper()
+		out := filepath.Join(dir, name)
+		args := append([]string{"run", "--backend", "memory:", "--seed", "4", "--checks", "5", "--ops", "50", "--quiet", "--shard", k + "/2", "--out", out}, extra...)
+		if code, stdout, stderr := run(t, args...); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		return out
+	}
+	y1, y2 := shard("y1", "1"), shard("y2", "2")
+	backend := filepath.Join(dir, "backend")
+	args := []string{"run", "--backend", "runs+memory:", "--seed", "4", "--checks", "5", "--ops", "50", "--quiet", "--shard", "2/2", "--out", backend}
+	if code, stdout, stderr := run(t, args...); code != ExitOK {
+		t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+	}
+	checks, clients := shard("checks", "2", "--checks", "6"), shard("clients", "2", "--clients", "3")
+	old := filepath.Join(dir, "old")
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	withoutDigest(t, filepath.Join(y2, "summary.json"), filepath.Join(old, "summary.json"))
+	for _, c := range []struct {
+		name, other, want string
+	}{
+		{"another backend", backend, "are shards of different plans"},
+		{"other --checks", checks, "are shards of different plans"},
+		{"other --clients", clients, "are shards of different plans"},
+		{"no plan digest", old, "records no plan digest"},
+	} {
+		out := filepath.Join(dir, "merged-"+strings.ReplaceAll(c.name, " ", "-"))
+		code, _, stderr := run(t, "merge", "--out", out, y1, c.other)
+		if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and one line saying %q", c.name, code, stderr, ExitUsage, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: merge made its output folder (%v)", c.name, err)
+		}
+	}
+	if code, stdout, stderr := run(t, "merge", "--out", filepath.Join(dir, "merged"), "--quiet", y1, y2); code != ExitOK {
+		t.Errorf("the shards of one plan: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// Shards on one machine, each with its database in its own output
+	// folder (ci/README.md), are of one plan.
+	var own []string
+	for k := 1; k <= 2; k++ {
+		out := filepath.Join(dir, fmt.Sprintf("own%d", k))
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"run", "--backend", "sqlite:" + filepath.Join(out, "q.db"), "--scenario", "conformance,concurrent", "--seed", "4",
+			"--checks", "5", "--ops", "50", "--quiet", "--shard", fmt.Sprintf("%d/2", k), "--out", out}
+		if code, stdout, stderr := run(t, args...); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		own = append(own, out)
+	}
+	if code, stdout, stderr := run(t, append([]string{"merge", "--out", filepath.Join(dir, "merged-own"), "--quiet"}, own...)...); code != ExitOK {
+		t.Errorf("shards with databases in their own folders: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// withoutDigest copies a shard's summary without its plan digest, as a
+// storecheck that recorded none wrote it.
+func withoutDigest(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	delete(v["shard"].(map[string]any), "plan_digest")
+	if b, err = json.Marshal(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
