@@ -194,3 +194,56 @@ func withoutDigest(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// A shard of a plan with fewer runs than shards holds no run: it records
+// the plan's seed and digest, says nothing ran (its gate does not say
+// PASS; exit 0, it is no failure), matches the schema, and merges with the
+// others into the whole plan.
+func TestEmptyShardMerges(t *testing.T) {
+	dir := t.TempDir()
+	var shards []string
+	for k := 1; k <= 3; k++ {
+		out := filepath.Join(dir, fmt.Sprintf("s%d", k))
+		args := []string{"run", "--backend", "memory:", "--seed", "4", "--checks", "2", "--ops", "50", "--quiet", "--shard", fmt.Sprintf("%d/3", k), "--out", out}
+		if code, stdout, stderr := run(t, args...); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		shards = append(shards, out)
+	}
+	empty, err := reports.ReadSummary(filepath.Join(shards[2], "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if empty.Shard == nil || empty.Shard.Plan != 2 || len(empty.Runs) != 0 {
+		t.Fatalf("shard 3/3 of the 2-run plan: %+v", empty)
+	}
+	if empty.Seed != 4 || empty.Shard.PlanDigest == "" {
+		t.Errorf("the empty shard records seed %d, plan digest %q; want 4 and the plan's", empty.Seed, empty.Shard.PlanDigest)
+	}
+	if empty.Verdict == reports.Pass || empty.Gate == nil || empty.Gate.ExitCode != 0 || !strings.HasPrefix(empty.Gate.Headline, "NOTHING RAN: shard 3/3 of a 2-run plan") {
+		t.Errorf("the empty shard claims something: verdict %s, gate %+v", empty.Verdict, empty.Gate)
+	}
+	schema, err := jsonschema.NewCompiler().Compile(filepath.Join("..", "..", "docs", "summary.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if b, err := os.ReadFile(filepath.Join(shards[2], "summary.json")); err != nil || json.Unmarshal(b, &v) != nil {
+		t.Fatalf("read the empty shard's summary: %v", err)
+	}
+	if err := schema.Validate(v); err != nil {
+		t.Errorf("the empty shard's summary: %v", err)
+	}
+	merged := filepath.Join(dir, "merged")
+	code, stdout, stderr := run(t, append([]string{"merge", "--out", merged, "--quiet"}, shards...)...)
+	if code != ExitOK {
+		t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(merged, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Runs) != 2 || sum.Seed != 4 || sum.Verdict != reports.Pass {
+		t.Errorf("merged: %d runs, seed %d, verdict %s; want 2, 4, PASS", len(sum.Runs), sum.Seed, sum.Verdict)
+	}
+}

@@ -185,6 +185,10 @@ type Progress interface {
 // and reports does not.
 func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary {
 	sum := &reports.Summary{Shard: plan.Shard, Parallel: &reports.Parallel{Runs: max(1, plan.Parallel), TimedCores: plan.timedCores()}}
+	// The summary's seed is the first run's; a plan without runs (a shard
+	// of a plan smaller than its shard count) records the plan's own, so
+	// that its summary still says which plan it belongs to.
+	sum.Seed = plan.Params.Seed
 	if len(plan.Entries) > 0 {
 		sum.Seed = plan.Entries[0].Seed
 	}

@@ -519,3 +519,12 @@ func TestPlanDigest(t *testing.T) {
 		t.Error("the digest depends on a password in the URL: it is hashed unredacted")
 	}
 }
+
+// A plan without runs (a shard of a plan with fewer runs than shards)
+// records the plan's seed, not 0.
+func TestEmptyPlanRecordsItsSeed(t *testing.T) {
+	sum := Execute(context.Background(), Plan{Params: scenarios.Params{Seed: 4}, Shard: &reports.Shard{K: 3, N: 3, Plan: 2}}, quiet{})
+	if sum.Seed != 4 || len(sum.Runs) != 0 {
+		t.Errorf("seed %d, %d runs; want seed 4, no run", sum.Seed, len(sum.Runs))
+	}
+}
