@@ -100,6 +100,12 @@ func GateOf(s *Summary, code int, failOnNotRun, acceptKnown bool) *Gate {
 		why = append(why, fmt.Sprintf("%d NOT RUN under --fail-on-not-run", notRun))
 	}
 	g := &Gate{ExitCode: code, Headline: "PASS"}
+	if code == 0 && len(s.Runs) == 0 {
+		// Nothing passed: a shard the plan's runs do not reach is not a
+		// failure, but not a pass either.
+		g.Headline = "NOTHING RAN: " + s.nothingRan()
+		return g
+	}
 	if code != 0 {
 		g.Headline = "GATE FAILED"
 		if len(why) > 0 {
@@ -123,4 +129,12 @@ func GateOf(s *Summary, code int, failOnNotRun, acceptKnown bool) *Gate {
 		g.Headline += " (" + strings.Join(notes, "; ") + ")"
 	}
 	return g
+}
+
+// nothingRan says why a summary holds no run.
+func (s *Summary) nothingRan() string {
+	if s.Shard != nil {
+		return fmt.Sprintf("shard %d/%d of a %d-run plan holds no run (not a failure)", s.Shard.K, s.Shard.N, s.Shard.Plan)
+	}
+	return "the plan holds no run"
 }

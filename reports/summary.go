@@ -91,6 +91,12 @@ type Shard struct {
 	N int `json:"n"`
 	// Plan is how many runs the whole plan has.
 	Plan int `json:"plan"`
+	// PlanDigest identifies the whole, unsharded plan: every backend ×
+	// scenario pair in order with its seed, and the options that change
+	// what the runs do (runner.PlanDigest). The N shards of one plan carry
+	// the same; storecheck merge refuses shards that differ, or that
+	// carry none (made before it was recorded).
+	PlanDigest string `json:"plan_digest,omitempty"`
 }
 
 // Holds reports whether position i (from 1) of the plan is in the shard.

@@ -143,6 +143,29 @@ func TestInterruptedRunWritesSummary(t *testing.T) {
 	}
 }
 
+// An interrupted mutants run exits 130 with an INTERRUPTED verdict, as run
+// and qualify do, and calls no mutant a survivor whose runs never finished.
+func TestInterruptedMutantsExits130(t *testing.T) {
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := Main(ctx, []string{"mutants", "--only", "unsynced-full,memory", "--seed", "2", "--out", out}, &stdout, &stderr)
+	if code != ExitInterrupted {
+		t.Fatalf("exit: want %d, got %d\n%s%s", ExitInterrupted, code, stdout.String(), stderr.String())
+	}
+	sum, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Verdict != reports.Interrupted {
+		t.Errorf("summary verdict %s, want INTERRUPTED", sum.Verdict)
+	}
+	if strings.Contains(stdout.String(), "survivors") || !strings.Contains(stdout.String(), "INTERRUPTED: no outcome for unsynced-full, memory") {
+		t.Errorf("the table does not say INTERRUPTED, or names a survivor:\n%s", stdout.String())
+	}
+}
+
 func TestSplitBackendList(t *testing.T) {
 	got := splitBackendList([]string{"memory:,sqlite:/tmp/a.db", "rqlite://h1:4001,h2:4001?level=strong,nope:"})
 	if strings.Join(got, " ") != "memory: sqlite:/tmp/a.db rqlite://h1:4001,h2:4001?level=strong nope:" {

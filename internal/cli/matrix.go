@@ -116,7 +116,7 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 	var shard *reports.Shard
 	if m.shard.s != nil {
 		sh := *m.shard.s
-		sh.Plan = len(entries)
+		sh.Plan, sh.PlanDigest = len(entries), runner.PlanDigest(entries, k.options(), m.out.dir)
 		entries, shard = runner.ShardOf(entries, sh), &sh
 	}
 	return runner.Plan{

@@ -114,8 +114,9 @@ type shardSummary struct {
 }
 
 // mergeShards checks that the summaries are the N distinct shards of one
-// plan (same N, plan size and seed) and returns the whole plan's summary:
-// every run in plan order, the earliest start.
+// plan (same N, plan size, seed and plan digest; a shard without a digest
+// is refused) and returns the whole plan's summary: every run in plan
+// order, the earliest start.
 func mergeShards(shards []shardSummary) (*reports.Summary, error) {
 	first := shards[0]
 	if first.Shard == nil {
@@ -133,6 +134,11 @@ func mergeShards(shards []shardSummary) (*reports.Summary, error) {
 				sh.dir, sh.Shard.K, sh.Shard.N, sh.Shard.Plan, first.dir, first.Shard.K, n, plan)
 		case sh.Seed != first.Seed:
 			return nil, usagef("%s has seed %d, %s seed %d: not one plan", sh.dir, sh.Seed, first.dir, first.Seed)
+		case sh.Shard.PlanDigest == "":
+			return nil, usagef("%s records no plan digest (made by a storecheck before shards recorded their plan): it cannot be shown to be a shard of one plan with the others; run the shards again", sh.dir)
+		case sh.Shard.PlanDigest != first.Shard.PlanDigest:
+			return nil, usagef("%s and %s are shards of different plans (other backends, scenarios or options; plan digests %.12s… and %.12s…)",
+				sh.dir, first.dir, sh.Shard.PlanDigest, first.Shard.PlanDigest)
 		case seen[sh.Shard.K] != "":
 			return nil, usagef("shard %d/%d given twice (%s and %s)", sh.Shard.K, n, seen[sh.Shard.K], sh.dir)
 		}

@@ -106,3 +106,144 @@ func TestShardAndMerge(t *testing.T) {
 		}
 	}
 }
+
+// merge refuses, in one line and with nothing written, shards that are not
+// of one plan though their seed, shard count and plan size agree: another
+// backend, other options. A shard without a plan digest (made before one
+// was recorded) is refused too.
+func TestMergeRefusesShardsOfOtherPlans(t *testing.T) {
+	dir := t.TempDir()
+	shard := func(name, k string, extra ...string) string {
+		t.Helper()
+		out := filepath.Join(dir, name)
+		args := append([]string{"run", "--backend", "memory:", "--seed", "4", "--checks", "5", "--ops", "50", "--quiet", "--shard", k + "/2", "--out", out}, extra...)
+		if code, stdout, stderr := run(t, args...); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		return out
+	}
+	y1, y2 := shard("y1", "1"), shard("y2", "2")
+	backend := filepath.Join(dir, "backend")
+	args := []string{"run", "--backend", "runs+memory:", "--seed", "4", "--checks", "5", "--ops", "50", "--quiet", "--shard", "2/2", "--out", backend}
+	if code, stdout, stderr := run(t, args...); code != ExitOK {
+		t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+	}
+	checks, clients := shard("checks", "2", "--checks", "6"), shard("clients", "2", "--clients", "3")
+	old := filepath.Join(dir, "old")
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	withoutDigest(t, filepath.Join(y2, "summary.json"), filepath.Join(old, "summary.json"))
+	for _, c := range []struct {
+		name, other, want string
+	}{
+		{"another backend", backend, "are shards of different plans"},
+		{"other --checks", checks, "are shards of different plans"},
+		{"other --clients", clients, "are shards of different plans"},
+		{"no plan digest", old, "records no plan digest"},
+	} {
+		out := filepath.Join(dir, "merged-"+strings.ReplaceAll(c.name, " ", "-"))
+		code, _, stderr := run(t, "merge", "--out", out, y1, c.other)
+		if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want %d and one line saying %q", c.name, code, stderr, ExitUsage, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: merge made its output folder (%v)", c.name, err)
+		}
+	}
+	if code, stdout, stderr := run(t, "merge", "--out", filepath.Join(dir, "merged"), "--quiet", y1, y2); code != ExitOK {
+		t.Errorf("the shards of one plan: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// Shards on one machine, each with its database in its own output
+	// folder (ci/README.md), are of one plan.
+	var own []string
+	for k := 1; k <= 2; k++ {
+		out := filepath.Join(dir, fmt.Sprintf("own%d", k))
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"run", "--backend", "sqlite:" + filepath.Join(out, "q.db"), "--scenario", "conformance,concurrent", "--seed", "4",
+			"--checks", "5", "--ops", "50", "--quiet", "--shard", fmt.Sprintf("%d/2", k), "--out", out}
+		if code, stdout, stderr := run(t, args...); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		own = append(own, out)
+	}
+	if code, stdout, stderr := run(t, append([]string{"merge", "--out", filepath.Join(dir, "merged-own"), "--quiet"}, own...)...); code != ExitOK {
+		t.Errorf("shards with databases in their own folders: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
+// withoutDigest copies a shard's summary without its plan digest, as a
+// storecheck that recorded none wrote it.
+func withoutDigest(t *testing.T, from, to string) {
+	t.Helper()
+	b, err := os.ReadFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	delete(v["shard"].(map[string]any), "plan_digest")
+	if b, err = json.Marshal(v); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(to, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A shard of a plan with fewer runs than shards holds no run: it records
+// the plan's seed and digest, says nothing ran (its gate does not say
+// PASS; exit 0, it is no failure), matches the schema, and merges with the
+// others into the whole plan.
+func TestEmptyShardMerges(t *testing.T) {
+	dir := t.TempDir()
+	var shards []string
+	for k := 1; k <= 3; k++ {
+		out := filepath.Join(dir, fmt.Sprintf("s%d", k))
+		args := []string{"run", "--backend", "memory:", "--seed", "4", "--checks", "2", "--ops", "50", "--quiet", "--shard", fmt.Sprintf("%d/3", k), "--out", out}
+		if code, stdout, stderr := run(t, args...); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		shards = append(shards, out)
+	}
+	empty, err := reports.ReadSummary(filepath.Join(shards[2], "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if empty.Shard == nil || empty.Shard.Plan != 2 || len(empty.Runs) != 0 {
+		t.Fatalf("shard 3/3 of the 2-run plan: %+v", empty)
+	}
+	if empty.Seed != 4 || empty.Shard.PlanDigest == "" {
+		t.Errorf("the empty shard records seed %d, plan digest %q; want 4 and the plan's", empty.Seed, empty.Shard.PlanDigest)
+	}
+	if empty.Verdict == reports.Pass || empty.Gate == nil || empty.Gate.ExitCode != 0 || !strings.HasPrefix(empty.Gate.Headline, "NOTHING RAN: shard 3/3 of a 2-run plan") {
+		t.Errorf("the empty shard claims something: verdict %s, gate %+v", empty.Verdict, empty.Gate)
+	}
+	schema, err := jsonschema.NewCompiler().Compile(filepath.Join("..", "..", "docs", "summary.schema.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	if b, err := os.ReadFile(filepath.Join(shards[2], "summary.json")); err != nil || json.Unmarshal(b, &v) != nil {
+		t.Fatalf("read the empty shard's summary: %v", err)
+	}
+	if err := schema.Validate(v); err != nil {
+		t.Errorf("the empty shard's summary: %v", err)
+	}
+	merged := filepath.Join(dir, "merged")
+	code, stdout, stderr := run(t, append([]string{"merge", "--out", merged, "--quiet"}, shards...)...)
+	if code != ExitOK {
+		t.Fatalf("merge: exit %d\n%s%s", code, stdout, stderr)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(merged, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Runs) != 2 || sum.Seed != 4 || sum.Verdict != reports.Pass {
+		t.Errorf("merged: %d runs, seed %d, verdict %s; want 2, 4, PASS", len(sum.Runs), sum.Seed, sum.Verdict)
+	}
+}

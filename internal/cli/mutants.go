@@ -34,7 +34,8 @@ func (f *mutantsFlags) register(fs *flag.FlagSet) {
 
 // mutantsCommand runs the catalogue of broken stores and the correct
 // backends through the scenarios, prints which check caught each, and exits
-// 1 when a mutant survives or a correct backend is flagged.
+// 1 when a mutant survives or a correct backend is flagged, or 130
+// (ExitInterrupted, as run and qualify) when stopped by Ctrl-C.
 func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 	var f mutantsFlags
 	fs := flag.NewFlagSet("mutants", flag.ContinueOnError)
@@ -92,11 +93,9 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 	sum := table.Summary("storecheck mutants " + strings.Join(args, " "))
 	sum.Finish(build(), host(), time.Now())
 	// The catalogue's verdict, which the exit code follows: every mutant
-	// caught (its runs FAIL) and no correct backend flagged is a PASS.
-	sum.Verdict = reports.Fail
-	if table.Passed {
-		sum.Verdict = reports.Pass
-	}
+	// caught (its runs FAIL) and no correct backend flagged is a PASS; a
+	// subject whose runs were interrupted has no outcome (INTERRUPTED).
+	sum.Verdict = table.Verdict()
 	if err := reports.WriteJSON(filepath.Join(f.out, "summary.json"), sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
 	}
@@ -107,6 +106,10 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 		return ExitUsage, fmt.Errorf("the catalogue ran and summary.json is written, but the reports could not be rendered: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "table: %s\nsummary: %s\nreport:  %s\n", filepath.Join(f.out, "mutants.json"), filepath.Join(f.out, "summary.json"), filepath.Join(f.out, "index.html"))
+	if ctx.Err() != nil || table.Interrupted {
+		fmt.Fprintln(e.stderr, "storecheck: interrupted; the table marks the subjects left without an outcome INTERRUPTED")
+		return ExitInterrupted, nil
+	}
 	if !table.Passed {
 		return ExitFail, nil
 	}

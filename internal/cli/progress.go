@@ -134,6 +134,9 @@ func printTable(w io.Writer, s *reports.Summary) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1fs\n", r.Backend, r.Scenario, r.Verdict, r.Ops, float64(r.DurationMS)/1000)
 	}
 	tw.Flush()
+	if len(s.Runs) == 0 && s.Shard != nil {
+		fmt.Fprintf(w, "shard %d/%d of a %d-run plan: no run falls to it\n", s.Shard.K, s.Shard.N, s.Shard.Plan)
+	}
 	for _, r := range s.Runs {
 		if r.Verdict == reports.Pass {
 			continue

@@ -100,14 +100,36 @@ func TestSoakUnderStress(t *testing.T) {
 	}
 }
 
-// Bad soak flags are usage errors.
+// Bad soak flags are usage errors: one line, exit 2, before the output
+// folder is made or stress-ng starts; no given value is replaced by
+// another (--load-cpus -1 ran one stressor per CPU, --load-limit 0 or -1s
+// an hour, a seed past the largest wrapped to 0, --shard repeated run
+// positions, --accept-known=false was turned on).
 func TestSoakBadFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"soak", "--seeds", "0"},
-		{"soak", "--load", "cpu-burn"},
+	small := []string{"--backends", "memory:", "--scenarios", "conformance", "--checks", "1", "--seeds", "1", "--quiet"}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--seeds", "0"}, "--seeds must be between 1"},
+		{[]string{"--load", "cpu-burn"}, `unknown load "cpu-burn"`},
+		{[]string{"--load-cpus", "-1"}, "--load-cpus must be 0 (one per CPU) or more, got -1"},
+		{[]string{"--load-limit", "0"}, "--load-limit must be positive, got 0s"},
+		{[]string{"--load-limit", "-1s"}, "--load-limit must be positive, got -1s"},
+		{[]string{"--load", "none", "--load-cpus", "2"}, "--load none does not start"},
+		{[]string{"--load", "none", "--load-limit", "1m"}, "--load none does not start"},
+		{[]string{"--load", "none", "--shard", "1/2"}, "soak takes no --shard"},
+		{[]string{"--load", "none", "--accept-known=false"}, "--accept-known=false"},
+		{[]string{"--load", "none", "--seed", "18446744073709551615", "--seeds", "2"}, "goes past the largest seed"},
 	} {
-		if code, _, stderr := run(t, append(args, "--out", t.TempDir())...); code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-			t.Errorf("%v: exit %d, stderr %q; want %d and one line", args, code, stderr, ExitUsage)
+		out := filepath.Join(t.TempDir(), "out")
+		args := append(append([]string{"soak"}, small...), append(c.args, "--out", out)...)
+		code, _, stderr := run(t, args...)
+		if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, c.want) {
+			t.Errorf("%v: exit %d, stderr %q; want %d and one line saying %q", c.args, code, stderr, ExitUsage, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%v: the output folder was made (%v): the soak started", c.args, err)
 		}
 	}
 }

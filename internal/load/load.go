@@ -23,13 +23,16 @@ import (
 type Spec struct {
 	// Kind is "none" (measure only) or "stress-ng".
 	Kind string
-	// CPU is the number of CPU stressors; 0 means one per CPU.
+	// CPU is the number of CPU stressors; 0 means one per CPU (as
+	// stress-ng's own --cpu 0); negative is refused.
 	CPU int
 	// IO is the number of stressors that sync the file system (they make
-	// fsync slow, which is what durability code races with); 0 means 1.
+	// fsync slow, which is what durability code races with); 0 means 1;
+	// negative is refused.
 	IO int
-	// Limit bounds stress-ng's life (its own --timeout): the soak's time
-	// budget plus a margin. 0 means one hour.
+	// Limit bounds stress-ng's life (its own --timeout, in whole seconds,
+	// rounded up, plus one): the soak's time budget plus a margin. It must
+	// be positive for stress-ng: there is no default to fall back on.
 	Limit time.Duration
 	// TempDir is where stress-ng's IO stressors write; "" means the
 	// system's.
@@ -75,40 +78,62 @@ type Stats struct {
 	Seconds   float64 `json:"seconds"`
 }
 
-// Start starts the load and its measurement. Stop ends both; ctx ending
-// stops the load too.
-func Start(ctx context.Context, spec Spec) (*Load, error) {
-	l := &Load{spec: spec, started: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), desc: "none"}
+// Check reports what would make Start refuse spec, without starting
+// anything: an unknown kind, a negative number of stressors, a limit that
+// is not positive, stress-ng not installed.
+func (spec Spec) Check() error {
 	switch spec.Kind {
 	case "", "none":
+		return nil
 	case "stress-ng":
+	default:
+		return fmt.Errorf("unknown load %q (want one of %s)", spec.Kind, strings.Join(Kinds, ", "))
+	}
+	switch {
+	case spec.CPU < 0:
+		return fmt.Errorf("stress-ng: %d CPU stressors: want 0 (one per CPU) or more", spec.CPU)
+	case spec.IO < 0:
+		return fmt.Errorf("stress-ng: %d I/O stressors: want 0 (one) or more", spec.IO)
+	case spec.Limit <= 0:
+		return fmt.Errorf("stress-ng: time limit %v: want a positive one", spec.Limit)
+	}
+	if _, err := exec.LookPath("stress-ng"); err != nil {
+		return errors.New("stress-ng is not installed (Debian: apt-get install stress-ng); use --load none to soak without load")
+	}
+	return nil
+}
+
+// Start starts the load and its measurement. Stop ends both; ctx ending
+// stops the load too. A spec Check refuses starts nothing.
+func Start(ctx context.Context, spec Spec) (*Load, error) {
+	if err := spec.Check(); err != nil {
+		return nil, err
+	}
+	l := &Load{spec: spec, started: time.Now(), stop: make(chan struct{}), done: make(chan struct{}), desc: "none"}
+	if spec.Kind == "stress-ng" {
 		if err := l.startStress(); err != nil {
 			return nil, err
 		}
-	default:
-		return nil, fmt.Errorf("unknown load %q (want one of %s)", spec.Kind, strings.Join(Kinds, ", "))
 	}
 	go l.sample(ctx)
 	return l, nil
 }
 
+// startStress starts stress-ng as the spec (already checked) says.
 func (l *Load) startStress() error {
 	bin, err := exec.LookPath("stress-ng")
 	if err != nil {
-		return errors.New("stress-ng is not installed (Debian: apt-get install stress-ng); use --load none to soak without load")
+		return fmt.Errorf("stress-ng: %w", err)
 	}
 	cpu, io := l.spec.CPU, l.spec.IO
-	if cpu <= 0 {
+	if cpu == 0 {
 		cpu = runtime.NumCPU()
 	}
-	if io <= 0 {
+	if io == 0 {
 		io = 1
 	}
-	limit := l.spec.Limit
-	if limit <= 0 {
-		limit = time.Hour
-	}
-	args := []string{"--cpu", strconv.Itoa(cpu), "--io", strconv.Itoa(io), "--timeout", strconv.Itoa(int(limit.Seconds())+1) + "s", "--quiet"}
+	limit := int((l.spec.Limit+time.Second-1)/time.Second) + 1 // whole seconds, rounded up, plus a margin
+	args := []string{"--cpu", strconv.Itoa(cpu), "--io", strconv.Itoa(io), "--timeout", strconv.Itoa(limit) + "s", "--quiet"}
 	if l.spec.TempDir != "" {
 		args = append(args, "--temp-path", l.spec.TempDir)
 	}

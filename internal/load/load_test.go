@@ -70,3 +70,29 @@ func TestUnknownLoad(t *testing.T) {
 		t.Error("an unknown load kind started")
 	}
 }
+
+// A spec with a negative stressor count or a limit that is not positive is
+// refused and starts nothing: it was run with one stressor per CPU, or an
+// hour's limit, instead of what was given.
+func TestBadSpecIsRefused(t *testing.T) {
+	needStress(t)
+	for _, spec := range []Spec{
+		{Kind: "stress-ng", CPU: -1, Limit: time.Minute},
+		{Kind: "stress-ng", IO: -1, Limit: time.Minute},
+		{Kind: "stress-ng", CPU: 1, Limit: 0},
+		{Kind: "stress-ng", CPU: 1, Limit: -time.Second},
+		{Kind: "cpu-burn", Limit: time.Minute},
+	} {
+		if err := spec.Check(); err == nil {
+			t.Errorf("Check(%+v) accepted it", spec)
+		}
+		l, err := Start(context.Background(), spec)
+		if err == nil {
+			st, _ := l.Stop()
+			t.Errorf("Start(%+v) started %q", spec, st.Load)
+		}
+	}
+	if err := (Spec{Kind: "stress-ng", Limit: time.Second}).Check(); err != nil {
+		t.Errorf("a good spec refused: %v", err)
+	}
+}

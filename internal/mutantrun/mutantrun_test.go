@@ -219,3 +219,114 @@ func TestCorrectBackendNotRunFailsCatalogue(t *testing.T) {
 		t.Errorf("unchecked %s, want [memory]", got)
 	}
 }
+
+// interruptingScenarios are two fake scenarios: "first" catches the mutant
+// named catch and passes everything else; "second" passes, except on the
+// subject named stopAt, where it interrupts the catalogue (as Ctrl-C would).
+func interruptingScenarios(catch, stopAt string, cancel context.CancelFunc) []scenarios.Scenario {
+	first := scenarios.Scenario{Name: "first", Run: func(_ context.Context, tg scenarios.Target, _ scenarios.Params) scenarios.Result {
+		if strings.HasPrefix(tg.URL, "mutant:"+catch) {
+			return scenarios.Result{Verdict: reports.Fail, Reason: "caught", Ops: 1}
+		}
+		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+	}}
+	second := scenarios.Scenario{Name: "second", Run: func(_ context.Context, tg scenarios.Target, _ scenarios.Params) scenarios.Result {
+		if strings.HasPrefix(tg.URL, "mutant:"+stopAt) || tg.URL == stopAt+":" {
+			cancel()
+			return scenarios.Result{Verdict: reports.Interrupted, Reason: "interrupted"}
+		}
+		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+	}}
+	return []scenarios.Scenario{first, second}
+}
+
+// orderedSubjects are the named catalogue entries in the order given.
+func orderedSubjects(t *testing.T, names ...string) []Subject {
+	var out []Subject
+	for _, n := range names {
+		s, err := Select(Subjects(), []string{n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s...)
+	}
+	return out
+}
+
+// A catalogue interrupted before a mutant's scenarios finished does not
+// call it a survivor, nor a correct backend it never got to unchecked: both
+// are INTERRUPTED, and so is the verdict; a mutant caught before the
+// interruption stays caught.
+func TestInterruptedSubjectsAreNotSurvivors(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	subjects := orderedSubjects(t, "blind-write", "page-skip", "memory")
+	tab, _, err := Runner{Subjects: subjects, Scenarios: interruptingScenarios("blind-write", "blind-write", cancel), Seed: 1, Parallel: 1}.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !tab.Interrupted || tab.Pass() {
+		t.Fatalf("interrupted %v, passed %v", tab.Interrupted, tab.Passed)
+	}
+	if s, u := tab.Survivors(), tab.Unchecked(); len(s) > 0 || len(u) > 0 {
+		t.Errorf("survivors %v, unchecked %v: want none, their runs were interrupted", s, u)
+	}
+	if got := fmt.Sprint(tab.Undecided()); got != "[page-skip memory]" {
+		t.Errorf("undecided %s, want [page-skip memory]", got)
+	}
+	if row, _ := tab.Row("blind-write"); !row.Caught || row.Undecided() {
+		t.Errorf("blind-write, caught before the interruption: %+v", row)
+	}
+	if v := tab.Verdict(); v != reports.Interrupted {
+		t.Errorf("verdict %s, want INTERRUPTED", v)
+	}
+	var b strings.Builder
+	if err := tab.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"page-skip mutant INTERRUPTED", "memory correct INTERRUPTED"} {
+		if !hasRowLine(b.String(), want) {
+			t.Errorf("table has no row %q:\n%s", want, b.String())
+		}
+	}
+	if !strings.Contains(b.String(), "INTERRUPTED: no outcome for page-skip, memory") {
+		t.Errorf("verdict line does not say INTERRUPTED:\n%s", b.String())
+	}
+	if strings.Contains(b.String(), "survivors") || strings.Contains(b.String(), " NO ") {
+		t.Errorf("table calls an interrupted mutant a survivor:\n%s", b.String())
+	}
+}
+
+// A mutant every scenario ran without catching is a survivor even when the
+// catalogue was interrupted later: the failure found outranks the
+// interruption, as in a summary of runs.
+func TestSurvivorBeforeInterruptionFails(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	subjects := orderedSubjects(t, "blind-write", "page-skip", "memory")
+	tab, _, err := Runner{Subjects: subjects, Scenarios: interruptingScenarios("blind-write", "memory", cancel), Seed: 1, Parallel: 1}.Run(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(tab.Survivors()); got != "[page-skip]" {
+		t.Errorf("survivors %s, want [page-skip]", got)
+	}
+	if got := fmt.Sprint(tab.Undecided()); got != "[memory]" {
+		t.Errorf("undecided %s, want [memory]", got)
+	}
+	if v := tab.Verdict(); v != reports.Fail || !tab.Interrupted {
+		t.Errorf("verdict %s, interrupted %v: want FAIL, interrupted", v, tab.Interrupted)
+	}
+}
+
+// hasRowLine reports whether a line of table starts with the words of
+// prefix, however the columns are padded.
+func hasRowLine(table, prefix string) bool {
+	want := strings.Fields(prefix)
+	for _, line := range strings.Split(table, "\n") {
+		if f := strings.Fields(line); len(f) >= len(want) && slices.Equal(f[:len(want)], want) {
+			return true
+		}
+	}
+	return false
+}

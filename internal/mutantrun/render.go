@@ -38,19 +38,34 @@ func (t *Table) Write(w io.Writer) error {
 		fmt.Fprintf(&b, "%d subject × scenario pairs do not apply (e.g. power-loss on a store without a file): not run, not counted\n", notApplicable)
 	}
 	fmt.Fprintf(&b, "seeds: %s (from --seed %d); budget %v per run\n", t.seedsText(), t.Seed, t.Budget)
-	verdict := "PASS: every mutant caught, no correct backend flagged"
-	if !t.Pass() {
-		verdict = fmt.Sprintf("FAIL: survivors %v, flagged %v", orNone(t.Survivors()), orNone(t.Flagged()))
-		if u := t.Unchecked(); len(u) > 0 {
-			verdict += fmt.Sprintf(", not shown to pass %v", orNone(u))
-		}
-		if t.Interrupted {
-			verdict += ", interrupted"
-		}
-	}
-	fmt.Fprintln(&b, verdict)
+	t.Pass()
+	fmt.Fprintln(&b, t.verdictLine())
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// verdictLine says the catalogue's verdict (Verdict) and what decided it.
+func (t *Table) verdictLine() string {
+	undecided := t.Undecided()
+	switch t.Verdict() {
+	case reports.Pass:
+		return "PASS: every mutant caught, no correct backend flagged"
+	case reports.Interrupted:
+		if len(undecided) == 0 {
+			return "INTERRUPTED: stopped as the last runs ended; no survivor, nothing flagged"
+		}
+		return fmt.Sprintf("INTERRUPTED: no outcome for %v (runs interrupted or never started); no survivor, nothing flagged among the rest", orNone(undecided))
+	}
+	line := fmt.Sprintf("FAIL: survivors %v, flagged %v", orNone(t.Survivors()), orNone(t.Flagged()))
+	if u := t.Unchecked(); len(u) > 0 {
+		line += fmt.Sprintf(", not shown to pass %v", orNone(u))
+	}
+	if len(undecided) > 0 {
+		line += fmt.Sprintf(", interrupted (no outcome for %v)", orNone(undecided))
+	} else if t.Interrupted {
+		line += ", interrupted"
+	}
+	return line
 }
 
 func (t *Table) seedsText() string {
@@ -70,6 +85,8 @@ func orNone(s []string) string {
 
 func caughtText(row Row) string {
 	switch {
+	case row.Undecided():
+		return "INTERRUPTED"
 	case row.Kind == Correct && row.Caught:
 		return "FLAGGED"
 	case row.Kind == Correct && !row.Checked():

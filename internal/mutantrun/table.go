@@ -86,6 +86,23 @@ func (row Row) OK() bool {
 	return !row.Caught && row.Checked()
 }
 
+// Undecided reports whether the row has no outcome because the catalogue
+// was interrupted: nothing caught it and one of its runs was interrupted
+// (stopped, or never started), so a scenario that could have caught a
+// mutant, or shown a correct backend to pass, did not finish. Such a row is
+// neither a survivor nor unchecked.
+func (row Row) Undecided() bool {
+	if row.Caught {
+		return false
+	}
+	for _, r := range row.Runs {
+		if r.Verdict == reports.Interrupted {
+			return true
+		}
+	}
+	return false
+}
+
 // Checked reports whether every scenario that applies actually ran the
 // subject and passed it, and at least one did. A correct backend whose runs
 // were NOT RUN (could not start, over the budget) was not shown to pass:
@@ -131,11 +148,12 @@ func (t *Table) Pass() bool {
 	return t.Passed
 }
 
-// Survivors are the mutants no scenario caught.
+// Survivors are the mutants every scenario ran and none caught; a mutant
+// whose runs were interrupted is Undecided, not a survivor.
 func (t *Table) Survivors() []string {
 	var out []string
 	for _, row := range t.Rows {
-		if row.Kind == Mutant && !row.Caught {
+		if row.Kind == Mutant && !row.Caught && !row.Undecided() {
 			out = append(out, row.Name)
 		}
 	}
@@ -153,15 +171,43 @@ func (t *Table) Flagged() []string {
 	return out
 }
 
-// Unchecked are the correct backends some scenario did not run.
+// Unchecked are the correct backends some scenario did not run (could not
+// start, over the budget); one whose runs were interrupted is Undecided.
 func (t *Table) Unchecked() []string {
 	var out []string
 	for _, row := range t.Rows {
-		if row.Kind == Correct && !row.Caught && !row.Checked() {
+		if row.Kind == Correct && !row.Caught && !row.Checked() && !row.Undecided() {
 			out = append(out, row.Name)
 		}
 	}
 	return out
+}
+
+// Undecided are the subjects an interruption left without an outcome (see
+// Row.Undecided).
+func (t *Table) Undecided() []string {
+	var out []string
+	for _, row := range t.Rows {
+		if row.Undecided() {
+			out = append(out, row.Name)
+		}
+	}
+	return out
+}
+
+// Verdict is the catalogue's verdict: FAIL when a finished subject is wrong
+// (a survivor, a flagged or unchecked correct backend), else INTERRUPTED
+// when the run was stopped before the end, else PASS. As for a summary of
+// runs (reports.Summary.Overall), a failure found before the interruption
+// outranks it.
+func (t *Table) Verdict() reports.Verdict {
+	switch {
+	case len(t.Survivors()) > 0 || len(t.Flagged()) > 0 || len(t.Unchecked()) > 0:
+		return reports.Fail
+	case t.Interrupted || len(t.Undecided()) > 0:
+		return reports.Interrupted
+	}
+	return reports.Pass
 }
 
 // Row returns the row of name, if any.

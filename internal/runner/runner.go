@@ -7,8 +7,11 @@ package runner
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -133,6 +136,28 @@ func ShardOf(entries []Entry, s reports.Shard) []Entry {
 	return out
 }
 
+// PlanDigest identifies a whole plan, for telling its shards from another
+// plan's: every entry in order (backend URL with its secrets redacted,
+// subject, scenario, seed) and the options that change what the runs do,
+// in key order, hashed with SHA-256 (hex). The output folder out and how
+// many runs go at once are not in it: they change where and how fast, not
+// what runs; a backend path under out counts as the same path under any
+// shard's output folder (storecheck merge rewrites it so).
+func PlanDigest(entries []Entry, options map[string]string, out string) string {
+	h := sha256.New()
+	for _, e := range entries {
+		backend := e.Backend
+		if out != "" {
+			backend = strings.ReplaceAll(backend, out, "{out}")
+		}
+		fmt.Fprintf(h, "run %q %q %q %d\n", reports.Redact(backend), e.Subject, e.Scenario.Name, e.Seed)
+	}
+	for _, k := range slices.Sorted(maps.Keys(options)) {
+		fmt.Fprintf(h, "option %q %q\n", k, options[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // Progress receives one call when a run starts, with the counters the run
 // updates as it goes, and one when it ends.
 type Progress interface {
@@ -160,6 +185,10 @@ type Progress interface {
 // and reports does not.
 func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary {
 	sum := &reports.Summary{Shard: plan.Shard, Parallel: &reports.Parallel{Runs: max(1, plan.Parallel), TimedCores: plan.timedCores()}}
+	// The summary's seed is the first run's; a plan without runs (a shard
+	// of a plan smaller than its shard count) records the plan's own, so
+	// that its summary still says which plan it belongs to.
+	sum.Seed = plan.Params.Seed
 	if len(plan.Entries) > 0 {
 		sum.Seed = plan.Entries[0].Seed
 	}

@@ -488,3 +488,43 @@ func TestRunsNameTheirNeighbours(t *testing.T) {
 		}
 	}
 }
+
+// PlanDigest tells plans apart by what they run: each backend, scenario,
+// seed and option, and their order; not by a secret in a URL.
+func TestPlanDigest(t *testing.T) {
+	a, b := scenario(nil), scenario(nil)
+	b.Name = "other"
+	opts := map[string]string{"checks": "5", "ops": "50"}
+	base := PlanDigest(Matrix([]string{"memory:", "sqlite:{dir}/x.db"}, []scenarios.Scenario{a, b}, 4, false), opts, "")
+	if len(base) != 64 || base != PlanDigest(Matrix([]string{"memory:", "sqlite:{dir}/x.db"}, []scenarios.Scenario{a, b}, 4, false), map[string]string{"ops": "50", "checks": "5"}, "") {
+		t.Fatalf("one plan, two digests (or not a SHA-256): %s", base)
+	}
+	for name, other := range map[string]string{
+		"another backend":     PlanDigest(Matrix([]string{"runs+memory:", "sqlite:{dir}/x.db"}, []scenarios.Scenario{a, b}, 4, false), opts, ""),
+		"backends reordered":  PlanDigest(Matrix([]string{"sqlite:{dir}/x.db", "memory:"}, []scenarios.Scenario{a, b}, 4, false), opts, ""),
+		"scenarios reordered": PlanDigest(Matrix([]string{"memory:", "sqlite:{dir}/x.db"}, []scenarios.Scenario{b, a}, 4, false), opts, ""),
+		"another seed":        PlanDigest(Matrix([]string{"memory:", "sqlite:{dir}/x.db"}, []scenarios.Scenario{a, b}, 5, false), opts, ""),
+		"another option":      PlanDigest(Matrix([]string{"memory:", "sqlite:{dir}/x.db"}, []scenarios.Scenario{a, b}, 4, false), map[string]string{"checks": "6", "ops": "50"}, ""),
+		"one run fewer":       PlanDigest(Matrix([]string{"memory:", "sqlite:{dir}/x.db"}, []scenarios.Scenario{a}, 4, false), opts, ""),
+	} {
+		if other == base {
+			t.Errorf("%s: the same digest", name)
+		}
+	}
+	if PlanDigest([]Entry{{Backend: "sqlite:/o/s1/q.db", Scenario: a, Seed: 1}}, nil, "/o/s1") != PlanDigest([]Entry{{Backend: "sqlite:/o/s2/q.db", Scenario: a, Seed: 1}}, nil, "/o/s2") {
+		t.Error("a path under each shard's own output folder gives another digest")
+	}
+	one := PlanDigest([]Entry{{Backend: "rqlite://u:secret1@h:4001", Scenario: a, Seed: 1}}, nil, "")
+	if one != PlanDigest([]Entry{{Backend: "rqlite://u:secret2@h:4001", Scenario: a, Seed: 1}}, nil, "") {
+		t.Error("the digest depends on a password in the URL: it is hashed unredacted")
+	}
+}
+
+// A plan without runs (a shard of a plan with fewer runs than shards)
+// records the plan's seed, not 0.
+func TestEmptyPlanRecordsItsSeed(t *testing.T) {
+	sum := Execute(context.Background(), Plan{Params: scenarios.Params{Seed: 4}, Shard: &reports.Shard{K: 3, N: 3, Plan: 2}}, quiet{})
+	if sum.Seed != 4 || len(sum.Runs) != 0 {
+		t.Errorf("seed %d, %d runs; want seed 4, no run", sum.Seed, len(sum.Runs))
+	}
+}
