@@ -31,19 +31,25 @@ var (
 	// ErrLostDelivery: a pending emit or spawn vanished before it was
 	// acknowledged.
 	ErrLostDelivery = errors.New("lost delivery")
-	// ErrStaleRead: a queue read missed an entry that was pending before it
-	// was called and is still there after (or showed one acknowledged
-	// before it was called that the final tables no longer hold): the read
+	// ErrStaleRead: a queue or due_timers read missed an entry (a timer)
+	// that was pending (scheduled and due) before it was called and is
+	// still there after, or showed one acknowledged (cancelled, deleted)
+	// before it was called that the final tables no longer hold: the read
 	// was served from an old state, and nothing was lost or delivered
 	// twice.
 	ErrStaleRead = errors.New("stale read")
 	// ErrDeliveryOrder: seqs not ascending, reused, or out of version order
-	// across the commits of one execution.
+	// across the commits of one execution; or a due_timers read not
+	// soonest first (fire_at decreasing; equal fire_at in any order).
 	ErrDeliveryOrder = errors.New("delivery order")
 	// ErrPhantom: a stored row matches no attempt in the history.
 	ErrPhantom = errors.New("phantom write")
 	// ErrTimers: a timer does not hold what the last winning op on its
-	// (execution, path) left, or a stale sweep deleted a re-armed timer.
+	// (execution, path) left, or a stale sweep deleted a re-armed timer; or
+	// a due_timers(now) read lists a timer twice or one not due (fire_at >
+	// now), misses a due timer scheduled before it was called (and not
+	// seen again), or lists one cancelled or deleted before it was called
+	// that is still there at the end (or whose end is unknown).
 	ErrTimers = errors.New("timers")
 	// ErrReplicaRead: a read served by a replica showed a version the
 	// primary never committed (or had not begun to), went back behind what

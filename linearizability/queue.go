@@ -83,16 +83,25 @@ type queueState struct {
 	keyOf    map[int64]string
 	acks     map[int64][]*Operation // non-failed acks per seq
 	reported map[string]bool        // keys already reported
+	// listed is, per key, when the primary's reads that list it were
+	// called and returned: the first return (by then the entry surely
+	// existed) and the last call.
+	listed map[string]listedSpan
 }
 
-// queue runs the queue checks for one table.
+// listedSpan is when the primary's reads listing one entry ran.
+type listedSpan struct{ firstReturn, lastCall int64 }
+
+// queue runs the queue checks for one table. Without its heal read, the
+// reads are still checked on their own and against each other (an entry
+// listed twice, at two seqs, after its acknowledgement, that no commit
+// wrote, or missing); only what the final contents would tell is not.
 func (g *globalChecker) queue(spec queueSpec) {
-	if spec.final == nil {
-		g.rep.Notes = append(g.rep.Notes, fmt.Sprintf("no heal read of %s: its final contents are unknown", spec.table))
-		return
+	if spec.final == nil && !g.readsOnly {
+		g.rep.Notes = append(g.rep.Notes, fmt.Sprintf("no heal read of %s: its final contents are unknown (its reads were checked against each other only)", spec.table))
 	}
 	q := &queueState{spec: spec, seqOf: map[string]int64{}, keyOf: map[int64]string{},
-		acks: map[int64][]*Operation{}, reported: map[string]bool{}}
+		acks: map[int64][]*Operation{}, reported: map[string]bool{}, listed: map[string]listedSpan{}}
 	for i := range g.h.Ops {
 		op := &g.h.Ops[i]
 		switch {
@@ -106,6 +115,11 @@ func (g *globalChecker) queue(spec queueSpec) {
 	}
 	byCall := func(a, b *Operation) int { return cmp.Compare(a.Call, b.Call) }
 	slices.SortFunc(q.reads, byCall)
+	for _, r := range q.reads {
+		for _, it := range spec.items(r) {
+			q.listed[it.key] = spread(q.listed[it.key], r)
+		}
+	}
 	all := slices.Concat(q.reads, q.replica)
 	slices.SortStableFunc(all, byCall)
 	for _, r := range all {
@@ -146,9 +160,12 @@ func (g *globalChecker) queueRead(q *queueState, r *Operation) {
 			q.keyOf[it.seq] = it.key
 		}
 		for _, a := range q.acks[it.seq] {
-			if r.Replica == "" && a.Output.Outcome == OutcomeOK && a.Return < r.Call && !q.reported["ack:"+it.key] {
+			// The ack removed the entry only if the entry surely existed
+			// when the ack took effect: an ack of a seq not created yet is
+			// a no-op.
+			if r.Replica == "" && a.Output.Outcome == OutcomeOK && a.Return < r.Call && g.existedBy(q, it.key) < a.Call && !q.reported["ack:"+it.key] {
 				q.reported["ack:"+it.key] = true
-				if !r.Heal && !finalHolds(spec, it.key) {
+				if !r.Heal && spec.final != nil && !finalHolds(spec, it.key) {
 					// Gone for good at the end: the read showed an old state.
 					g.rep.add(ErrStaleRead, "", "%s still lists %s entry seq=%d (%s), acknowledged by c%d %s before it was called; the final tables no longer hold it",
 						opAt(r), spec.table, it.seq, it.key, a.Client, since(r.Call-a.Return))
@@ -177,14 +194,39 @@ func (g *globalChecker) queueRead(q *queueState, r *Operation) {
 	}
 }
 
+// existedBy is a time by which the entry key surely existed: when its
+// commit returned ok, or when a read of the primary that lists it
+// returned, whichever came first; EndOfHistory when neither.
+func (g *globalChecker) existedBy(q *queueState, key string) int64 {
+	at := EndOfHistory
+	if o, ok := q.spec.owners[key]; ok && o.op.Output.Outcome == OutcomeOK {
+		at = o.op.Return
+	}
+	if l, ok := q.listed[key]; ok {
+		at = min(at, l.firstReturn)
+	}
+	return at
+}
+
+// spread widens a listedSpan by one read.
+func spread(l listedSpan, r *Operation) listedSpan {
+	if l == (listedSpan{}) {
+		return listedSpan{r.returnTime(), r.Call}
+	}
+	return listedSpan{min(l.firstReturn, r.returnTime()), max(l.lastCall, r.Call)}
+}
+
 // queuePresence checks that every entry of a winner is in every read made
 // after its commit returned (after everything, for the heal read and for an
-// indeterminate winner) until an acknowledgement of its seq was called.
+// indeterminate winner) until an acknowledgement that may have removed it
+// was called: one of its seq once the seq is known (of any seq no read
+// listed, before), that did not return before the commit was called.
 func (g *globalChecker) queuePresence(q *queueState) {
-	type due struct {
-		key   string
-		owner *Operation
-		after int64 // the entry must be in reads called after this time
+	var unknown []*Operation // acks of seqs no read listed
+	for seq, acks := range q.acks {
+		if _, ok := q.keyOf[seq]; !ok {
+			unknown = append(unknown, acks...)
+		}
 	}
 	var dues []due
 	for op := range g.winner {
@@ -193,19 +235,73 @@ func (g *globalChecker) queuePresence(q *queueState) {
 			after = EndOfHistory
 		}
 		for _, k := range q.spec.keys(op) {
-			dues = append(dues, due{k, op, after})
+			acks := unknown
+			if seq, seen := q.seqOf[k]; seen {
+				acks = q.acks[seq]
+			}
+			gone := EndOfHistory
+			for _, a := range acks {
+				if a.Return >= op.Call {
+					gone = min(gone, a.Call)
+				}
+			}
+			dues = append(dues, due{key: k, owner: op, after: after, gone: gone})
 		}
 	}
-	slices.SortFunc(dues, func(a, b due) int { return cmp.Or(cmp.Compare(a.after, b.after), cmp.Compare(a.key, b.key)) })
 	observed := map[string]bool{}
 	for _, r := range slices.Concat(q.reads, q.replica) {
 		for _, it := range q.spec.items(r) {
 			observed[it.key] = true
 		}
 	}
+	listed := func(r *Operation) map[string]bool {
+		in := map[string]bool{}
+		for _, it := range q.spec.items(r) {
+			in[it.key] = true
+		}
+		return in
+	}
+	missing(q.reads, dues, listed, nil, q.reported, func(r *Operation, d due) {
+		seq := q.seqOf[d.key]
+		switch {
+		case observed[d.key] && !r.Heal && (finalHolds(q.spec, d.key) || d.gone < EndOfHistory || q.listed[d.key].lastCall > r.returnTime()):
+			// Still there afterwards, or acknowledged later: this read
+			// was served from an old state; nothing was lost.
+			g.rep.add(ErrStaleRead, d.owner.Execution, "%s misses %s %s (seq %d) of %s, pending since %s before it was called and still pending after it",
+				opAt(r), q.spec.entry, d.key, seq, name(d.owner), since(r.Call-d.after))
+		case observed[d.key]:
+			g.rep.add(ErrLostDelivery, d.owner.Execution, "%s %s (seq %d) of %s vanished before it was acknowledged: missing in %s",
+				q.spec.entry, d.key, seq, name(d.owner), opAt(r))
+		default:
+			g.rep.add(ErrAtomicity, d.owner.Execution, "%s won (v%d) but its %s %s is not in %s (%s)",
+				name(d.owner), g.winner[d.owner], q.spec.entry, d.key, q.spec.table, opAt(r))
+		}
+	})
+}
+
+// due is a row some reads must list: those called after after (every heal
+// read, when after is EndOfHistory: an indeterminate winner's), until an
+// operation that may have removed it is called (gone); a read that
+// overlaps that operation may list it or not.
+type due struct {
+	key   string
+	owner *Operation
+	after int64
+	gone  int64
+	// fireAt, for a timer: a due_timers(now) read with now below it need
+	// not list it.
+	fireAt float64
+}
+
+// missing walks reads in call order and calls report(r, d) for each due
+// row d that r should list and does not, once per key (reported holds the
+// keys reported already, by this walk or by an earlier check). exempt, if
+// not nil, says that r need not list d (though a later read may have to).
+func missing(reads []*Operation, dues []due, listed func(*Operation) map[string]bool, exempt func(*Operation, due) bool, reported map[string]bool, report func(*Operation, due)) {
+	slices.SortFunc(dues, func(a, b due) int { return cmp.Or(cmp.Compare(a.after, b.after), cmp.Compare(a.key, b.key)) })
 	var pending []due
 	next := 0
-	for _, r := range q.reads {
+	for _, r := range reads {
 		limit := r.Call
 		if r.Heal {
 			limit = EndOfHistory
@@ -214,38 +310,21 @@ func (g *globalChecker) queuePresence(q *queueState) {
 			pending = append(pending, dues[next])
 			next++
 		}
-		inRead := map[string]bool{}
-		for _, it := range q.spec.items(r) {
-			inRead[it.key] = true
+		if len(pending) == 0 {
+			continue
 		}
+		in := listed(r)
 		kept := pending[:0]
 		for _, d := range pending {
-			seq, seen := q.seqOf[d.key]
-			firstAck := EndOfHistory
-			for _, a := range q.acks[seq] {
-				firstAck = min(firstAck, a.Call)
-			}
 			switch {
-			case seen && firstAck < r.Call:
-				continue // possibly acknowledged for good
-			case (seen && firstAck < r.returnTime()) || inRead[d.key] || q.reported[d.key]:
+			case d.gone < r.Call:
+				continue // possibly removed for good
+			case d.gone < r.returnTime() || in[d.key] || reported[d.key] || (exempt != nil && exempt(r, d)):
 				kept = append(kept, d)
 				continue
 			}
-			q.reported[d.key] = true
-			switch {
-			case observed[d.key] && !r.Heal && (finalHolds(q.spec, d.key) || firstAck < EndOfHistory):
-				// Still there afterwards, or acknowledged later: this read
-				// was served from an old state; nothing was lost.
-				g.rep.add(ErrStaleRead, d.owner.Execution, "%s misses %s %s (seq %d) of %s, pending since %s before it was called and still pending after it",
-					opAt(r), q.spec.entry, d.key, seq, name(d.owner), since(r.Call-d.after))
-			case observed[d.key]:
-				g.rep.add(ErrLostDelivery, d.owner.Execution, "%s %s (seq %d) of %s vanished before it was acknowledged: missing in %s",
-					q.spec.entry, d.key, seq, name(d.owner), opAt(r))
-			default:
-				g.rep.add(ErrAtomicity, d.owner.Execution, "%s won (v%d) but its %s %s is not in %s (%s)",
-					name(d.owner), g.winner[d.owner], q.spec.entry, d.key, q.spec.table, opAt(r))
-			}
+			reported[d.key] = true
+			report(r, d)
 		}
 		pending = kept
 	}
