@@ -95,6 +95,16 @@ var demos = map[string]demo{
 		}
 		return "", nil
 	},
+	"due-timers-ignore-now": func(ctx context.Context, s model.Store) (string, error) {
+		err := s.Commit(ctx, &model.Execution{ID: "a"}, model.Batch{Timers: []model.TimerOp{{Action: model.TimerSchedule, Path: "t", FireAt: 5}}})
+		if err != nil {
+			return "", err
+		}
+		if due, err := s.DueTimers(ctx, 4); err != nil || len(due) != 0 {
+			return fmt.Sprintf("at 4, due_timers lists %v, not due until 5", due), err
+		}
+		return "", nil
+	},
 	"outbox-unordered": func(ctx context.Context, s model.Store) (string, error) {
 		b := model.Batch{Emits: []model.Emit{{TargetID: model.Ptr("b"), Event: model.Event{Name: "first"}}, {TargetID: model.Ptr("a"), Event: model.Event{Name: "second"}}}}
 		if err := s.Commit(ctx, &model.Execution{ID: "a"}, b); err != nil {

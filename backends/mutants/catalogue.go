@@ -78,6 +78,11 @@ func Catalogue() []Mutant {
 			statements: dueTimersStrict,
 		},
 		{
+			Name:       "due-timers-ignore-now",
+			Breaks:     "due_timers returns only the timers with fire_at <= now: it binds now but never compares it, so every sweep is handed every timer, due or not.",
+			statements: dueTimersIgnoreNow,
+		},
+		{
 			Name:       "outbox-unordered",
 			Breaks:     "pending_outbox returns entries by ascending seq: it groups them by target (ORDER BY target_id, seq), so a later emit to one target comes before an earlier emit to another.",
 			statements: outboxUnordered,

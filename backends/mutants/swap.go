@@ -45,6 +45,14 @@ func dueTimersStrict(st *sqlstore.Statements) {
 		", fire_at FROM timers WHERE fire_at < ? ORDER BY fire_at"
 }
 
+// dueTimersIgnoreNow hands a sweep every timer, due or not.
+func dueTimersIgnoreNow(st *sqlstore.Statements) {
+	// BUG: now is bound but never compared: "? IS NOT NULL" where the
+	// contract has "fire_at <= ?".
+	st.DueTimers = "SELECT " + sqlstore.AsBlob("execution_id") + ", " + sqlstore.AsBlob("path") +
+		", fire_at FROM timers WHERE ? IS NOT NULL ORDER BY fire_at"
+}
+
 // outboxUnordered groups the pending outbox by target, as a relay batching
 // deliveries per target might want it.
 func outboxUnordered(st *sqlstore.Statements) {
