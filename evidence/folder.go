@@ -208,30 +208,55 @@ func writeAtomic(path string, fill func(io.Writer) error) error {
 // violations found (the checker's, and those of checks outside it), and
 // notes on what was not checked.
 type Verdict struct {
-	Verdict    linearizability.Verdict
+	Verdict linearizability.Verdict
+	// Porcupine is porcupine's own verdict on the partitions, when it
+	// differs from Verdict's reading: Ok (or Unknown) when every partition
+	// linearized (or some went undecided) and only a global check found a
+	// violation, which makes Verdict Illegal. "" reads as Verdict.
+	Porcupine linearizability.Verdict
+	// Broken names the guarantees the checker found broken, in
+	// linearizability.AllGuarantees' order.
+	Broken     []string
 	Violations []string
 	Notes      []string
 }
 
 // Word is the verdict in the reports' words: "PASS (porcupine: Ok)",
 // "FAIL (porcupine: Illegal)", "FAIL (porcupine: Ok; another check found a
-// violation)", "FAIL (porcupine: Unknown: the checker timed out, nothing is
-// proved)".
+// violation: timers)" (the guarantees named when known), "FAIL (porcupine:
+// Unknown: the checker timed out, nothing is proved)".
 func (v Verdict) Word() string {
+	p := v.Porcupine
+	if p == "" {
+		p = v.Verdict
+	}
+	other := "another check found a violation"
+	if len(v.Broken) > 0 {
+		other += ": " + strings.Join(v.Broken, ", ")
+	}
 	switch {
 	case v.Verdict == linearizability.Ok && len(v.Violations) == 0:
 		return "PASS (porcupine: Ok)"
-	case v.Verdict == linearizability.Ok:
-		return "FAIL (porcupine: Ok; another check found a violation)"
 	case v.Verdict == linearizability.Unknown:
 		return "FAIL (porcupine: Unknown: the checker timed out, nothing is proved)"
+	case p == linearizability.Ok, p == linearizability.Unknown:
+		return fmt.Sprintf("FAIL (porcupine: %s; %s)", p, other)
 	}
-	return fmt.Sprintf("FAIL (porcupine: %s)", v.Verdict)
+	return fmt.Sprintf("FAIL (porcupine: %s)", p)
 }
 
-// VerdictOf is the verdict, violations and notes of a checker's report.
+// VerdictOf is the verdict, violations and notes of a checker's report,
+// with porcupine's own verdict and the guarantees broken.
 func VerdictOf(rep *linearizability.Report) Verdict {
-	v := Verdict{Verdict: rep.Verdict, Notes: rep.Notes}
+	v := Verdict{Verdict: rep.Verdict, Notes: rep.Notes, Broken: linearizability.Guarantees(rep.Err)}
+	switch {
+	case len(rep.Illegal) > 0:
+		v.Porcupine = linearizability.Illegal
+	case len(rep.TimedOut) > 0:
+		v.Porcupine = linearizability.Unknown
+	default:
+		v.Porcupine = linearizability.Ok
+	}
 	for _, e := range rep.Violations {
 		v.Violations = append(v.Violations, e.Error())
 	}

@@ -108,6 +108,30 @@ func TestVerdictText(t *testing.T) {
 	if got := (Verdict{Verdict: linearizability.Ok}).Text(); got != "verdict: PASS (porcupine: Ok)\n" {
 		t.Errorf("a passing run: %q", got)
 	}
+	// Only a global check failed: porcupine's own verdict, and which
+	// guarantee broke, not "porcupine: Illegal".
+	v = Verdict{Verdict: linearizability.Illegal, Porcupine: linearizability.Ok, Broken: []string{"timers"}, Violations: []string{"timers: x"}}
+	if got := v.Word(); got != "FAIL (porcupine: Ok; another check found a violation: timers)" {
+		t.Errorf("a global check's failure: %q", got)
+	}
+	v.Porcupine = linearizability.Illegal
+	if got := v.Word(); got != "FAIL (porcupine: Illegal)" {
+		t.Errorf("porcupine's failure: %q", got)
+	}
+}
+
+// TestVerdictOfNamesTheCheck: a history porcupine accepts, failed by a
+// global check only, is headed by porcupine's Ok and the guarantee broken,
+// while the verdict stays Illegal.
+func TestVerdictOfNamesTheCheck(t *testing.T) {
+	rep, err := linearizability.CheckFile(context.Background(), filepath.Join("..", "linearizability", "testdata", "xf1_due_not_due.jsonl"), linearizability.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := VerdictOf(rep)
+	if v.Verdict != linearizability.Illegal || v.Word() != "FAIL (porcupine: Ok; another check found a violation: timers)" {
+		t.Errorf("verdict %s, word %q", v.Verdict, v.Word())
+	}
 }
 
 // TestNoFolder: the zero Folder keeps nothing and writes nowhere.

@@ -71,7 +71,7 @@ func target(t *string) string {
 	if t == nil {
 		return "no target"
 	}
-	return "target " + *t
+	return fmt.Sprintf("target %q", *t)
 }
 
 // queueState is what queue() learns while it reads.

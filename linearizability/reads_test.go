@@ -265,3 +265,15 @@ func TestAckActsOnExistingEntriesOnly(t *testing.T) {
 		})
 	}
 }
+
+// TestEmptyTargetIsQuoted: an emit's target is quoted in messages, so that
+// an empty target is seen.
+func TestEmptyTargetIsQuoted(t *testing.T) {
+	rep, err := CheckFile(context.Background(), filepath.Join("testdata", "qf6b_empty_vs_null_target.jsonl"), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(rep.Err, ErrPhantom) || !strings.Contains(rep.Err.Error(), `has no target but commit a (e1 v0→1) wrote it with target ""`) {
+		t.Fatalf("got %v", rep.Err)
+	}
+}
