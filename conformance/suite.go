@@ -51,6 +51,9 @@ type CheckConfig = engine.Config
 // sequence of steps (the same seed gives the same digest), rapid's Failure
 // message and the MinimalSteps of the shrunk sequence (one "step: …" line
 // per operation, ending with the failed comparison), and the whole Output.
+// When the store broke for good (model.Breakable: an adapter that broke its
+// protocol), Broken is its first error and the check stopped there: Failure
+// and MinimalSteps are then the unshrunk test case that broke it.
 type Report = engine.Report
 
 // Stats counts what the state-machine property did, across test cases:
@@ -125,6 +128,12 @@ func stores() engine.Stores[model.Store, model.Config] {
 				return err
 			}
 			r.SetTraceMax(cfg.TraceMax)
+			return nil
+		},
+		Broken: func(s model.Store) error {
+			if b, ok := s.(model.Breakable); ok {
+				return b.Broken()
+			}
 			return nil
 		},
 	}

@@ -221,3 +221,18 @@ var ErrInvalidArgument = errors.New("invalid argument")
 // outcome: it may or may not have been applied, and is recorded as
 // indeterminate.
 var ErrNotApplied = errors.New("write not applied")
+
+// ErrBroken marks the errors of a store that broke for good: every later
+// operation fails at once, so no later answer can tell anything about the
+// store. An out-of-process adapter that broke its protocol (a crash, a
+// malformed line, a wrong id, no answer in time: docs/ADAPTER.md §6) is
+// one. A harness that sees it stops at once and reports the store's first
+// error (Breakable) instead of retrying, healing or minimising against it.
+var ErrBroken = errors.New("store broken")
+
+// Breakable is implemented by a store that can break for good (ErrBroken).
+// Broken returns the error that broke it, wrapping ErrBroken, or nil while
+// it is usable.
+type Breakable interface {
+	Broken() error
+}

@@ -39,6 +39,11 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 	}()
 	if r, ok := store.(model.Resetter); ok {
 		if err := r.Reset(ctx); err != nil {
+			if b := brokenStore(store); b != nil && ctx.Err() == nil {
+				out := Result{Servers: srv}
+				adapterBroken(&out, b)
+				return out
+			}
 			return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be emptied: %v", err)}
 		}
 	}
@@ -66,6 +71,11 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return Result{Verdict: reports.Interrupted, Reason: "interrupted during the workload"}
+	case err != nil && brokenStore(store) != nil:
+		// It broke before the traffic began (checking the store is empty).
+		out := Result{Servers: srv}
+		adapterBroken(&out, brokenStore(store))
+		return out
 	case err != nil && errors.Is(err, workload.ErrNotStarted):
 		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("workload could not start: %v", err)}
 	case err != nil && res == nil:
@@ -87,6 +97,9 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 		out.Reason = firstViolation(res)
 	}
 	notRecovered(&out, res)
+	if res.Broken != nil {
+		adapterBroken(&out, res.Broken)
+	}
 	return out
 }
 

@@ -47,6 +47,11 @@ func runConformance(ctx context.Context, t Target, p Params) Result {
 		res.Verdict, res.Reason = reports.Interrupted, "interrupted before the property finished"
 	case err != nil:
 		res.Verdict, res.Reason = reports.NotRun, err.Error()
+	case rep.Broken != nil:
+		// The store broke for good (an adapter that broke its protocol):
+		// the check stopped at the test case that broke it, unshrunk.
+		adapterBroken(&res, rep.Broken)
+		res.MinimalSteps = rep.MinimalSteps
 	case rep.Passed:
 		res.Verdict = reports.Pass
 	default:

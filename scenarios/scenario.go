@@ -217,13 +217,20 @@ func (t Target) opener(p Params) conformance.Opener {
 
 // probe opens the backend once, so that a backend that cannot start is
 // reported NOT RUN with the reason instead of as a failed check, and
-// returns the servers it runs on.
+// returns the servers it runs on. The backend did open: an error closing
+// it is a warning, as it is after any run, not a reason to run nothing (an
+// adapter that exits right after its hello breaks at the check's first
+// operation, and is reported there).
 func probe(ctx context.Context, t Target, p Params) ([]string, error) {
 	s, err := t.opener(p)(ctx, defaultProbeConfig())
 	if err != nil {
 		return nil, err
 	}
-	return servers(s), s.Close()
+	srv := servers(s)
+	if err := s.Close(); err != nil && p.Logger != nil {
+		p.Logger.Warn("could not close the backend after opening it", "err", err)
+	}
+	return srv, nil
 }
 
 // servers asks a store which servers it runs on, if it can say.

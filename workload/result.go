@@ -35,6 +35,11 @@ type Result struct {
 	// ErrStalled): a broken guarantee, availability. What was recorded up
 	// to then was healed and checked all the same.
 	Stalled error
+	// Broken, when set, is the error that broke the store for good
+	// (model.Breakable: an adapter that broke its protocol, wrapping
+	// model.ErrBroken): the traffic stopped there and nothing was healed.
+	// What was recorded up to then was checked all the same.
+	Broken error
 	// TrafficTime is the traffic phase; CheckTime the checker's time
 	// (porcupine and global checks).
 	TrafficTime, CheckTime time.Duration

@@ -43,10 +43,17 @@ func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 	}
 
 	rec := linearizability.NewRecorder(store)
+	// A store that breaks for good ends the traffic and the heal at once:
+	// every later call would fail with the same error.
+	live, broken, stopWatch := watchBroken(ctx, store)
+	defer stopWatch()
 	start := time.Now()
 	wait := during(ctx, cfg, rec)
 	waitObserve := observe(ctx, cfg, rec)
-	steps, stalled, err := driveWatched(ctx, rec, cfg)
+	steps, stalled, err := driveWatched(live, rec, cfg)
+	if err != nil && ctx.Err() == nil && broken() != nil {
+		err = nil // the traffic stopped at the break
+	}
 	if derr := wait(); err == nil && derr != nil {
 		err = fmt.Errorf("workload: alongside the traffic: %w", derr)
 	}
@@ -61,12 +68,20 @@ func Run(ctx context.Context, store model.Store, cfg Config) (*Result, error) {
 	// A store that does not serve the heal reads did not recover: that is
 	// a finding (Result.NotRecovered), and the history up to it is still
 	// checked, the unanswered reads as failed.
-	healErr := linearizability.HealWithin(ctx, rec.HealClient(), rec.History(), cfg.RecoveryBound)
-	if healErr == nil {
-		healErr = linearizability.HealReplicasWithin(ctx, rec, cfg.Replicas, execs, cfg.RecoveryBound)
+	var healErr error
+	if broken() == nil {
+		healErr = linearizability.HealWithin(live, rec.HealClient(), rec.History(), cfg.RecoveryBound)
+		if healErr == nil {
+			healErr = linearizability.HealReplicasWithin(live, rec, cfg.Replicas, execs, cfg.RecoveryBound)
+		}
 	}
 	if healErr != nil && ctx.Err() != nil {
 		return nil, fmt.Errorf("workload stopped during the heal: %w", ctx.Err())
+	}
+	if res.Broken = broken(); res.Broken != nil {
+		// Not a store that failed to recover: one that broke, and the
+		// reads it did not serve say nothing more.
+		healErr = nil
 	}
 	res.NotRecovered = healErr
 	h := rec.History()
@@ -191,5 +206,46 @@ func alongside(ctx context.Context, fn func(context.Context) error) func() error
 	return func() error {
 		cancel()
 		return <-done
+	}
+}
+
+// brokenPoll is how often a run asks a model.Breakable store whether it
+// broke.
+const brokenPoll = 20 * time.Millisecond
+
+// watchBroken watches a store that can break for good (model.Breakable):
+// the context it returns ends, with the store's error as its cause, once
+// the store breaks. broken returns that error (nil while the store is
+// usable, and always for a store that cannot say); stop ends the watch.
+func watchBroken(ctx context.Context, store model.Store) (live context.Context, broken func() error, stop func()) {
+	b, ok := store.(model.Breakable)
+	if !ok {
+		return ctx, func() error { return nil }, func() {}
+	}
+	live, cancel := context.WithCancelCause(ctx)
+	done := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		tick := time.NewTicker(brokenPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-live.Done():
+				return
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			if err := b.Broken(); err != nil {
+				cancel(err)
+				return
+			}
+		}
+	}()
+	return live, b.Broken, func() {
+		close(done)
+		<-watched
+		cancel(nil)
 	}
 }

@@ -18,6 +18,9 @@
 // an adapter that exits or hangs with a request in flight break the store:
 // the operation fails (a write's outcome unknown) and every later one fails
 // at once with the first error, so no run through a broken adapter can pass.
+// Those errors wrap ErrBroken (model.ErrBroken), and Store.Broken
+// (model.Breakable) returns the first, so that a harness stops at once and
+// reports it: a FAIL of the backend (guarantee "adapter protocol").
 // Processes run in their own process group, die with the harness on Linux
 // (Pdeathsig), and are killed and reaped on Close, when the context given to
 // Open ends, and on every failure.

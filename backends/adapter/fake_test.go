@@ -3,9 +3,12 @@ package adapter
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -21,6 +24,10 @@ import (
 const selfArg = "storecheck-test-adapter"
 
 func TestMain(m *testing.M) {
+	if len(os.Args) == 3 && os.Args[1] == selfArg && os.Args[2] == "sleep" {
+		time.Sleep(time.Hour) // a helper an adapter left running
+		return
+	}
 	if len(os.Args) == 3 && os.Args[1] == selfArg {
 		os.Exit(runSelf(os.Args[2]))
 	}
@@ -58,13 +65,17 @@ func runSelf(mode string) int {
 			return 2
 		}
 		if n == 0 {
-			if !fakeHello(mode, req.ID, say) {
+			if !fakeHello(mode, req, say) {
 				return 2
 			}
 			continue
 		}
 		if req.Op == wire.OpShutdown {
 			say(fmt.Sprintf(`{"id":%d,"ok":true,"result":null}`, req.ID))
+			if mode == "linger-after-shutdown" {
+				fmt.Fprintln(os.Stderr, "fake adapter: not exiting")
+				time.Sleep(time.Hour)
+			}
 			return 0
 		}
 		if !fakeAnswer(mode, req, say) {
@@ -81,7 +92,15 @@ func goodHello(id uint64) string {
 }
 
 // fakeHello answers hello as mode says; false ends the adapter.
-func fakeHello(mode string, id uint64, say func(string)) bool {
+func fakeHello(mode string, req wire.Request, say func(string)) bool {
+	id := req.ID
+	var h wire.Hello
+	_ = wire.Decode(req.Args, &h)
+	switch {
+	case mode == "later-hello-differs" && h.Process > 0:
+		say(fmt.Sprintf(`{"id":%d,"ok":true,"result":{"protocol":1,"name":"fake","ops":%s,"max_processes":0}}`, id, opsJSON(append(slices.Clone(wire.RequiredOps), wire.OpDump))))
+		return true
+	}
 	switch mode {
 	case "exit-at-hello":
 		fmt.Fprintln(os.Stderr, "fake adapter: cannot open the database: no such file")
@@ -122,7 +141,21 @@ func fakeAnswer(mode string, req wire.Request, say func(string)) bool {
 		fmt.Fprintln(os.Stderr, "fake adapter: Traceback: boom")
 		return false
 	case "hang":
+		fmt.Fprintln(os.Stderr, "fake adapter: waiting for a lock")
 		time.Sleep(time.Hour)
+	case "exit-mid-bg":
+		// A helper that inherits stdout and stderr, as `helper &` in a
+		// wrapper script does: stdout does not end with the exit.
+		helper := exec.Command(os.Args[0], selfArg, "sleep")
+		helper.Stdout, helper.Stderr = os.Stdout, os.Stderr
+		if err := helper.Start(); err != nil {
+			fmt.Fprintln(os.Stderr, "fake adapter: start the helper:", err)
+		}
+		fmt.Fprintln(os.Stderr, "fake adapter: Traceback: boom")
+		os.Exit(11)
+	case "later-hello-differs":
+		time.Sleep(100 * time.Millisecond)
+		say(fmt.Sprintf(`{"id":%d,"ok":true,"result":null}`, req.ID))
 	case "extra-line":
 		say(fmt.Sprintf(`{"id":%d,"ok":true,"result":{"version":1}}`, req.ID))
 		say(`{"id":424242,"ok":true,"result":null}`)
@@ -130,4 +163,10 @@ func fakeAnswer(mode string, req wire.Request, say func(string)) bool {
 		say(fmt.Sprintf(`{"id":%d,"ok":false,"error":{"kind":"not_applied","message":"unknown mode %s"}}`, req.ID, mode))
 	}
 	return true
+}
+
+// opsJSON is ops as a JSON array.
+func opsJSON(ops []string) string {
+	b, _ := json.Marshal(ops)
+	return string(b)
 }

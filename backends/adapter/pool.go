@@ -2,10 +2,12 @@ package adapter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/storecheck/storecheck/backends/adapter/wire"
+	"github.com/storecheck/storecheck/model"
 )
 
 // spawn starts one more adapter process and has it answer hello. The first
@@ -90,8 +92,42 @@ func (s *Store) breakWith(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.broken == nil {
-		s.broken = err
+		s.broken = asBroken(err)
 	}
+}
+
+// Broken implements model.Breakable: the adapter's first protocol
+// violation (wrapping ErrBroken), after which every operation fails at
+// once, or nil. A store whose Open context ended, or that was closed, is
+// not broken by its adapter: Broken is nil for it.
+func (s *Store) Broken() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if errors.Is(s.broken, ErrBroken) {
+		return s.broken
+	}
+	return nil
+}
+
+// ErrBroken is model.ErrBroken: every error of a store whose adapter broke
+// its protocol (docs/ADAPTER.md §6) wraps it, the first one and every later
+// operation's alike.
+var ErrBroken = model.ErrBroken
+
+// brokenError marks an adapter's protocol violation as ErrBroken without
+// changing its message.
+type brokenError struct{ err error }
+
+func (e *brokenError) Error() string        { return e.err.Error() }
+func (e *brokenError) Unwrap() error        { return e.err }
+func (e *brokenError) Is(target error) bool { return target == ErrBroken }
+
+// asBroken returns err marked as ErrBroken.
+func asBroken(err error) error {
+	if errors.Is(err, ErrBroken) {
+		return err
+	}
+	return &brokenError{err}
 }
 
 // acquire takes an idle process once fewer than the maximum of operations
@@ -146,7 +182,7 @@ func (s *Store) grow() {
 	s.spawning--
 	switch {
 	case err != nil && s.life.Err() == nil && s.broken == nil:
-		s.broken = fmt.Errorf("a new adapter process could not start: %w", err)
+		s.broken = asBroken(fmt.Errorf("a new adapter process could not start: %w", err))
 	case err == nil:
 		s.idle = append(s.idle, p)
 	}

@@ -76,7 +76,8 @@ func TestProtocolViolations(t *testing.T) {
 		{"unknown-kind", 0, []string{`unknown error kind "oops"`}},
 		{"bad-result", 0, []string{"request 2, stdout line 2): save: protocol violation: malformed result", `seven`}},
 		{"exit-mid", 0, []string{"save (request 2): the adapter closed its stdout with the request in flight; it exited: exit status 3; its stderr ended: fake adapter: Traceback: boom"}},
-		{"hang", 0, []string{"save (request 2): no response within 300ms; the adapter was killed"}},
+		{"hang", 0, []string{"save (request 2): no response within 300ms; the adapter was killed; its stderr ended: fake adapter: waiting for a lock"}},
+		{"exit-mid-bg", 0, []string{"save (request 2): the adapter exited with the request in flight", "it exited: exit status 11; its stderr ended: fake adapter: Traceback: boom"}},
 		{"extra-line", 1, []string{"save (request 3): stdout line 3 answers request 424242, not 3"}},
 	}
 	for _, c := range cases {
@@ -84,6 +85,9 @@ func TestProtocolViolations(t *testing.T) {
 			opt := quiet(t)
 			if c.mode == "hang" {
 				opt.Timeout = 300 * time.Millisecond
+			}
+			if c.mode == "exit-mid-bg" {
+				opt.Timeout = 20 * time.Second // the exit must be seen long before
 			}
 			ctx := context.Background()
 			s, err := Open(ctx, self(c.mode), model.DefaultConfig(), opt)
@@ -97,9 +101,20 @@ func TestProtocolViolations(t *testing.T) {
 					t.Fatalf("op %d: %v", i, err)
 				}
 			}
+			start := time.Now()
 			err = s.Save(ctx, &model.Execution{ID: "a"})
 			if err == nil {
 				t.Fatal("the violation went unnoticed")
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("the violation took %v to notice", d)
+			}
+			if !errors.Is(err, ErrBroken) || !errors.Is(err, model.ErrBroken) {
+				t.Errorf("the violation is not ErrBroken: %v", err)
+			}
+			first := s.(model.Breakable).Broken()
+			if first == nil || first.Error() != err.Error() {
+				t.Errorf("Broken() = %v, want the violation %v", first, err)
 			}
 			for _, w := range append(c.want, "adapter "+displayName(self(c.mode))) {
 				if !strings.Contains(err.Error(), w) {
@@ -113,11 +128,61 @@ func TestProtocolViolations(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), "unusable after an earlier failure") || !strings.Contains(err.Error(), c.want[0]) {
 				t.Errorf("the store is not broken after the violation: %v", err)
 			}
-			if err := s.AckOutbox(ctx, 1); !errors.Is(err, model.ErrNotApplied) {
-				t.Errorf("a write on a broken store is not marked not applied: %v", err)
+			if err := s.AckOutbox(ctx, 1); !errors.Is(err, model.ErrNotApplied) || !errors.Is(err, ErrBroken) {
+				t.Errorf("a write on a broken store is not marked not applied and broken: %v", err)
 			}
 		})
 	}
+}
+
+// TestLaterHelloDiffers: a process the pool starts later that answers
+// hello unlike the first breaks the store (ErrBroken), naming the
+// difference.
+func TestLaterHelloDiffers(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, self("later-hello-differs"), model.DefaultConfig(), quiet(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer noChildren(t)
+	defer s.Close()
+	b := s.(model.Breakable)
+	deadline := time.Now().Add(10 * time.Second)
+	for b.Broken() == nil && time.Now().Before(deadline) {
+		done := make(chan struct{})
+		for range 2 { // two at once: the pool starts a second process
+			go func() { _, _ = s.Load(ctx, "a"); done <- struct{}{} }()
+		}
+		<-done
+		<-done
+	}
+	first := b.Broken()
+	if !errors.Is(first, ErrBroken) || !strings.Contains(first.Error(), "unlike the first process") {
+		t.Fatalf("Broken() = %v", first)
+	}
+	if _, err := s.Load(ctx, "a"); !errors.Is(err, ErrBroken) || !strings.Contains(err.Error(), "unlike the first process") {
+		t.Errorf("load after the break: %v", err)
+	}
+}
+
+// TestLingerAfterShutdown: a process that answers shutdown and keeps
+// running is killed after the shutdown timeout (§4.3) and noted, not an
+// error of Close.
+func TestLingerAfterShutdown(t *testing.T) {
+	opt := quiet(t)
+	opt.ShutdownTimeout = 300 * time.Millisecond
+	s, err := Open(context.Background(), self("linger-after-shutdown"), model.DefaultConfig(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Errorf("close: %v", err)
+	}
+	if d := time.Since(start); d < 250*time.Millisecond || d > 5*time.Second {
+		t.Errorf("close took %v, want about the shutdown timeout", d)
+	}
+	noChildren(t)
 }
 
 // TestErrorAnswers: the adapter's definite and unknown failures keep their
@@ -144,6 +209,12 @@ func TestErrorAnswers(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), c.want) || errors.Is(err, model.ErrNotApplied) != c.notApplied {
 					t.Errorf("save: %v; want %q, not applied %v", err, c.want, c.notApplied)
 				}
+				if errors.Is(err, ErrBroken) {
+					t.Errorf("an error answer is ErrBroken: %v", err)
+				}
+			}
+			if err := s.(model.Breakable).Broken(); err != nil {
+				t.Errorf("an error answer broke the store: %v", err)
 			}
 		})
 	}
@@ -168,8 +239,8 @@ func TestCancelKillsProcess(t *testing.T) {
 	if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, model.ErrNotApplied) || !strings.Contains(err.Error(), "the adapter was killed") {
 		t.Fatalf("save: %v", err)
 	}
-	if err := st.usable(); err != nil {
-		t.Fatalf("a cancelled call broke the store: %v", err)
+	if err := st.usable(); err != nil || st.Broken() != nil {
+		t.Fatalf("a cancelled call broke the store: %v %v", err, st.Broken())
 	}
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel2()

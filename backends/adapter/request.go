@@ -108,7 +108,7 @@ func (s *Store) answerError(op, where string, e *wire.Error) error {
 // violation breaks the store with a malformed answer; the operation's
 // outcome is unknown.
 func (s *Store) violation(op, where string, err error) error {
-	err = fmt.Errorf("adapter %s (%s): %s: protocol violation: %w", s.name, where, op, err)
+	err = asBroken(fmt.Errorf("adapter %s (%s): %s: protocol violation: %w", s.name, where, op, err))
 	s.breakWith(err)
 	return err
 }

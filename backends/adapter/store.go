@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/storecheck/storecheck/backends/adapter/wire"
 	"github.com/storecheck/storecheck/model"
@@ -209,10 +210,24 @@ func (s *Store) shutdown(p *process) error {
 		_, err = p.call(context.Background(), id, wire.OpShutdown, line, s.opt.ShutdownTimeout)
 	}
 	p.stdin.Close()
-	waitErr := p.reap(s.opt.ShutdownTimeout)
+	lingered := false
+	if err == nil {
+		select {
+		case <-p.done:
+		case <-time.After(s.opt.ShutdownTimeout):
+			lingered = true
+		}
+	}
+	waitErr := p.reap(0)
 	switch {
 	case err != nil:
 		return fmt.Errorf("adapter %s (pid %d): shutdown: %w", s.name, p.pid, err)
+	case lingered:
+		// Answered, so the store was closed: a process that does not exit
+		// is killed (§4.3) and noted, not held against the store.
+		s.opt.Logger.Warn("adapter still running after answering shutdown; killed",
+			"adapter", strings.Join(s.argv, " "), "pid", p.pid, "after", s.opt.ShutdownTimeout)
+		return nil
 	case waitErr != nil:
 		return fmt.Errorf("adapter %s (pid %d): after shutdown: %w", s.name, p.pid, waitErr)
 	}

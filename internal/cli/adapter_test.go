@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestAdapterFlag: --adapter runs an out-of-process store like
@@ -32,5 +33,25 @@ func TestAdapterFlag(t *testing.T) {
 	}
 	if code, _, stderr := run(t, args(" 'unterminated", "conformance")...); code != ExitUsage || !strings.Contains(stderr, "unterminated single quote") {
 		t.Errorf("bad command line: exit %d: %s", code, stderr)
+	}
+}
+
+// TestAdapterThatBreaksFails: an adapter that crashes in the middle of the
+// concurrent traffic fails the run at once (exit 1), with its own error as
+// the reason: not after half a minute of heal retries as availability.
+func TestAdapterThatBreaksFails(t *testing.T) {
+	py, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("NOT RUN: python3 not found")
+	}
+	script := filepath.Join("..", "..", "backends", "adapter", "testdata", "misbehave.py")
+	start := time.Now()
+	code, stdout, stderr := run(t, "run", "--adapter", py+" "+script+" crash 30", "--scenario", "concurrent", "--seed", "1",
+		"--clients", "4", "--ops", "300", "--quiet", "--out", t.TempDir())
+	if code != ExitFail || !strings.Contains(stdout, "exit status 11") || !strings.Contains(stdout, "segfault simulation") || strings.Contains(stdout, "availability") {
+		t.Errorf("exit %d\n%s%s", code, stdout, stderr)
+	}
+	if d := time.Since(start); d > 15*time.Second {
+		t.Errorf("took %v", d)
 	}
 }

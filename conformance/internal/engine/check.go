@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"time"
 
 	"pgregory.net/rapid"
@@ -52,6 +53,11 @@ type Report struct {
 	MinimalSteps []string
 	// Output is everything rapid and the property logged.
 	Output []string
+	// Broken, when set, is the error that broke the store under test for
+	// good (Stores.Broken): the check stopped at the test case that broke
+	// it, without minimising. Failure is then that test case's failure and
+	// MinimalSteps its steps, unshrunk.
+	Broken error
 }
 
 // Check runs the state-machine property against stores from open, outside
@@ -73,12 +79,17 @@ func (c Contract[S, C]) Check(ctx context.Context, open func(ctx context.Context
 		runs = DefaultShrinkRuns
 	}
 	run := rapidrun.Config{Name: c.Name, Seed: cfg.Seed, Checks: cfg.Checks, Steps: cfg.Steps, ShrinkTime: shrinkTime, ShrinkRuns: runs, CaseLog: stats.CaseSteps}
-	out, err := rapidrun.Run(run, c.Property(ctx, h, stats))
+	stop := &brokenStop{}
+	out, err := rapidrun.Run(run, c.property(ctx, h, stats, stop))
 	if err != nil {
 		return Report{}, err
 	}
 	rep := Report{Passed: out.Passed, Cases: stats.Cases.Load(), Ops: stats.Ops.Load(), Digest: stats.Digest(),
 		Failure: out.Failure, MinimalSteps: out.MinimalSteps, Output: out.Output}
+	if stop.err != nil {
+		rep.Passed, rep.Broken = false, stop.err
+		rep.Failure, rep.MinimalSteps = stop.failure, stop.steps
+	}
 	if err := ctx.Err(); err != nil {
 		return rep, fmt.Errorf("%s check interrupted: %w", c.Suite, err)
 	}
@@ -91,16 +102,47 @@ func (c Contract[S, C]) Check(ctx context.Context, open func(ctx context.Context
 // once it is done, every test case fails at once, so an interrupted run
 // ends quickly.
 func (c Contract[S, C]) Property(ctx context.Context, h *Harness[S, C], stats *Stats) func(*rapid.T) {
+	return c.property(ctx, h, stats, nil)
+}
+
+// brokenStop is how Check stops at a store that broke for good: the test
+// case that found it records it, and every later one ends rapid at once
+// (runtime.Goexit, as the shrink budget does), so nothing is minimised
+// against a store that fails every operation with the same error.
+type brokenStop struct {
+	err     error    // the store's first error
+	failure string   // the failure of the test case that found it
+	steps   []string // that test case's steps, then its failure
+}
+
+// record notes a broken store once, after the test case t.
+func (b *brokenStop) record(t *rapid.T, err error, steps []string) {
+	if b == nil || err == nil || b.err != nil {
+		return
+	}
+	b.err, b.failure = err, rapidrun.FailureMessage(t)
+	if b.failure == "" {
+		b.failure = err.Error()
+	}
+	b.steps = append(steps, b.failure)
+}
+
+// property is Property; with stop, it stops at a broken store.
+func (c Contract[S, C]) property(ctx context.Context, h *Harness[S, C], stats *Stats, stop *brokenStop) func(*rapid.T) {
 	if stats == nil {
 		stats = &Stats{}
 	}
 	return func(t *rapid.T) {
+		if stop != nil && stop.err != nil {
+			runtime.Goexit() // ends rapid.Check; deferred cleanups still run
+		}
 		var cfg C
 		if c.DrawConfig != nil {
 			cfg = c.DrawConfig(t)
 		}
 		store, release, err := h.Get(ctx, cfg)
 		if err != nil {
+			defer func() { stop.record(t, h.brokenShared(), nil) }()
 			t.Fatalf("harness: %v", err)
 		}
 		defer func() {
@@ -108,6 +150,11 @@ func (c Contract[S, C]) Property(ctx context.Context, h *Harness[S, C], stats *S
 				t.Errorf("harness: close store: %v", err)
 			}
 		}()
+		if stop != nil {
+			// Before release: a store opened for this case alone is closed
+			// there.
+			defer func() { stop.record(t, c.Stores.broken(store), stats.CaseSteps()) }()
+		}
 		stats.Cases.Add(1)
 		stats.beginCase()
 		t.Repeat(c.Start(ctx, t, store, cfg, stats))

@@ -16,6 +16,19 @@ type Stores[S io.Closer, C any] struct {
 	CanReset func(s S) bool
 	// Reset empties s (one CanReset accepted) and configures it with cfg.
 	Reset func(ctx context.Context, s S, cfg C) error
+	// Broken, when set, returns the error that broke s for good (an
+	// adapter that broke its protocol), nil while s is usable: Check then
+	// stops at once rather than minimise against a store that can no longer
+	// answer.
+	Broken func(s S) error
+}
+
+// broken is Stores.Broken of s, nil without one.
+func (st Stores[S, C]) broken(s S) error {
+	if st.Broken == nil {
+		return nil
+	}
+	return st.Broken(s)
 }
 
 // Harness hands out stores to a suite. A store that can be reset in place is
@@ -81,4 +94,14 @@ func (h *Harness[S, C]) Close() error {
 	var none S
 	h.shared, h.hasShared = none, false
 	return err
+}
+
+// brokenShared is Stores.Broken of the shared store, if one is open.
+func (h *Harness[S, C]) brokenShared() error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.hasShared {
+		return nil
+	}
+	return h.stores.broken(h.shared)
 }

@@ -63,7 +63,7 @@ func (b *shrinkBudget) observe(t *rapid.T) {
 		b.last = nil
 		return
 	}
-	c := &failedCase{msg: failureMessage(t)}
+	c := &failedCase{msg: FailureMessage(t)}
 	if b.caseLog != nil {
 		c.steps = b.caseLog()
 	}
@@ -89,10 +89,10 @@ func (b *shrinkBudget) report() {
 	}
 }
 
-// failureMessage is the message t failed with. rapid keeps it unexported;
-// reflection reads it (the field is checked by this package's tests against
-// the rapid version go.mod pins).
-func failureMessage(t *rapid.T) string {
+// FailureMessage is the message t failed with, "" when it did not fail.
+// rapid keeps it unexported; reflection reads it (the field is checked by
+// this package's tests against the rapid version go.mod pins).
+func FailureMessage(t *rapid.T) string {
 	f := reflect.ValueOf(t).Elem().FieldByName("failed")
 	if !f.IsValid() || f.Kind() != reflect.String {
 		return "the test case failed"

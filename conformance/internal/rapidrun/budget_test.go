@@ -72,15 +72,15 @@ func TestShrinkBudgetLeavesAFinishedShrinkAlone(t *testing.T) {
 	}
 }
 
-// failureMessage reads the message rapid keeps unexported; this pins it to
+// FailureMessage reads the message rapid keeps unexported; this pins it to
 // the rapid version go.mod names.
 func TestFailureMessageReadsRapidsField(t *testing.T) {
 	var got string
 	_, _ = Run(Config{Name: "field", Seed: 1, Checks: 1}, func(rt *rapid.T) {
-		defer func() { got = failureMessage(rt) }()
+		defer func() { got = FailureMessage(rt) }()
 		rt.Fatalf("the message")
 	})
 	if got != "the message" {
-		t.Errorf("failureMessage = %q, want %q", got, "the message")
+		t.Errorf("FailureMessage = %q, want %q", got, "the message")
 	}
 }
