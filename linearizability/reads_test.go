@@ -191,19 +191,7 @@ func TestDueTimersRealTime(t *testing.T) {
 		{"read overlaps its delete", (&timerHistory{}).commit("a", 0, "", 10, 20, ok, sched("t0", 100)).
 			del("t0", 100, 30, 55, ok).due(1000, 50, 60, timer("t0", 100)).heal(1, "a"), nil},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			rep, err := Check(context.Background(), c.h, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case c.want == nil && rep.Verdict != Ok:
-				t.Fatalf("verdict %s, want Ok: %v", rep.Verdict, rep.Err)
-			case c.want != nil && (rep.Verdict != Illegal || !errors.Is(rep.Err, c.want)):
-				t.Fatalf("verdict %s, want Illegal naming %q: %v", rep.Verdict, c.want, rep.Err)
-			}
-			t.Log(rep.Err)
-		})
+		t.Run(c.name, func(t *testing.T) { wantVerdict(t, c.h, c.want) })
 	}
 }
 
@@ -250,19 +238,7 @@ func TestAckActsOnExistingEntriesOnly(t *testing.T) {
 		{"ack after the commit returned", history(30, 40, 50, true), ErrDuplicateDelivery},
 		{"ack after the commit returned, gone at the end", history(30, 40, 50, false), ErrStaleRead},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			rep, err := Check(context.Background(), c.h, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case c.want == nil && rep.Verdict != Ok:
-				t.Fatalf("verdict %s, want Ok: %v", rep.Verdict, rep.Err)
-			case c.want != nil && (rep.Verdict != Illegal || !errors.Is(rep.Err, c.want)):
-				t.Fatalf("verdict %s, want Illegal naming %q: %v", rep.Verdict, c.want, rep.Err)
-			}
-			t.Log(rep.Err)
-		})
+		t.Run(c.name, func(t *testing.T) { wantVerdict(t, c.h, c.want) })
 	}
 }
 
@@ -276,4 +252,20 @@ func TestEmptyTargetIsQuoted(t *testing.T) {
 	if !errors.Is(rep.Err, ErrPhantom) || !strings.Contains(rep.Err.Error(), `has no target but commit a (e1 v0→1) wrote it with target ""`) {
 		t.Fatalf("got %v", rep.Err)
 	}
+}
+
+// wantVerdict checks h: Ok when want is nil, else Illegal naming want.
+func wantVerdict(t *testing.T, h History, want error) {
+	t.Helper()
+	rep, err := Check(context.Background(), h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	switch {
+	case want == nil && rep.Verdict != Ok:
+		t.Fatalf("verdict %s, want Ok: %v", rep.Verdict, rep.Err)
+	case want != nil && (rep.Verdict != Illegal || !errors.Is(rep.Err, want)):
+		t.Fatalf("verdict %s, want Illegal naming %q: %v", rep.Verdict, want, rep.Err)
+	}
+	t.Log(rep.Err)
 }
