@@ -8,6 +8,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -345,4 +347,34 @@ func waitStopped(t *testing.T, pid int) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatalf("process %d did not stop within 1s of SIGSTOP", pid)
+}
+
+// TestStaleStoreFoldersAreSwept: the store folder of a storecheck that was
+// killed before it could remove it (kill -9) is removed by the next Open in
+// the same parent; a folder of a process still running is left alone.
+func TestStaleStoreFoldersAreSwept(t *testing.T) {
+	opt := quiet(t)
+	opt.Dir = t.TempDir()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(opt.Dir, fmt.Sprintf("storecheck-adapter-%d-x", gone.Process.Pid))
+	live := filepath.Join(opt.Dir, fmt.Sprintf("storecheck-adapter-%d-y", os.Getpid()))
+	for _, d := range []string{stale, live} {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := Open(context.Background(), self("not-applied"), model.DefaultConfig(), opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the folder of a storecheck that is gone is still there (%v)", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the folder of a running storecheck was removed: %v", err)
+	}
 }

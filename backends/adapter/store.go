@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/backends/adapter/wire"
+	"github.com/storecheck/storecheck/backends/internal/tmpfs"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -95,7 +96,7 @@ func Open(ctx context.Context, argv []string, cfg model.Config, opt Options) (mo
 		return nil, err
 	}
 	s := &Store{name: displayName(argv), argv: argv, opt: opt, live: map[*process]struct{}{}}
-	dir, err := os.MkdirTemp(opt.Dir, "storecheck-adapter-*")
+	dir, err := tmpfs.MkdirTemp(opt.Dir, "storecheck-adapter-")
 	if err != nil {
 		return nil, fmt.Errorf("adapter %s: store directory: %w", s.name, err)
 	}

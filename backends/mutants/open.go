@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/storecheck/storecheck/backends/internal/dbfile"
+	"github.com/storecheck/storecheck/backends/internal/tmpfs"
 	"github.com/storecheck/storecheck/backends/sqlite"
 	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
@@ -76,7 +77,7 @@ func (t target) open(ctx context.Context, cfg model.Config) (model.Store, error)
 	b := &base{name: name, st: sqlstore.SQLite()}
 	path := t.path
 	if path == "" {
-		dir, err := os.MkdirTemp("", "storecheck-mutant-*")
+		dir, err := tmpfs.MkdirTemp("", "storecheck-mutant-")
 		if err != nil {
 			return nil, fmt.Errorf("%s: temporary folder: %w", name, err)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/backends/internal/dbfile"
+	"github.com/storecheck/storecheck/backends/internal/tmpfs"
 	"github.com/storecheck/storecheck/backends/sqlite"
 	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
@@ -43,7 +44,7 @@ func wrapStaleRead(ctx context.Context, b *base, cfg model.Config) (model.Store,
 	}
 	dir := b.dir
 	if dir == "" { // the primary file was given: the copy goes in a folder of its own
-		d, err := os.MkdirTemp("", "storecheck-replica-*")
+		d, err := tmpfs.MkdirTemp("", "storecheck-replica-")
 		if err != nil {
 			return nil, fmt.Errorf("replica folder: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/storecheck/storecheck/backends/internal/dbfile"
+	"github.com/storecheck/storecheck/backends/internal/tmpfs"
 	"github.com/storecheck/storecheck/backends/runsqlite"
 	"github.com/storecheck/storecheck/model/runstore"
 )
@@ -75,7 +76,7 @@ func OpenMutant(ctx context.Context, m Mutant, path string) (runstore.Store, err
 	}
 	dir := ""
 	if path == "" {
-		if dir, err = os.MkdirTemp("", "storecheck-runs-mutant-*"); err != nil {
+		if dir, err = tmpfs.MkdirTemp("", "storecheck-runs-mutant-"); err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", Scheme, m.Name, err)
 		}
 		path = filepath.Join(dir, "runs.db")
