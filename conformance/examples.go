@@ -185,14 +185,14 @@ func exConflictWritesNothing(ctx context.Context, t *testing.T, s model.Store) {
 	mustCommit(ctx, t, s, a, model.Batch{})
 	loser := a.Clone()
 	mustCommit(ctx, t, s, a, model.Batch{})
-	before, err := tables(ctx, s)
+	before, err := tables(ctx, s, "loser-in")
 	if err != nil {
 		t.Fatal(err)
 	}
 	loser.Status = "loser"
 	err = s.Commit(ctx, loser, fullBatch("loser"))
 	wantConflict(t, err, "e1", 1, model.Ptr[int64](2))
-	after, err := tables(ctx, s)
+	after, err := tables(ctx, s, "loser-in")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +241,7 @@ func exDedupe(ctx context.Context, t *testing.T, s model.Store) {
 	if _, done, _ := s.LoadForEvent(ctx, "e1", "other"); done {
 		t.Fatalf("load_for_event of an unprocessed event: want false")
 	}
-	got, err := tables(ctx, s)
+	got, err := tables(ctx, s, "ev", "other")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/storecheck/storecheck/model"
 )
 
 // tables returns the six tables of s for comparison: the store's own Dump when
-// it has one, otherwise what its public reads show (observe).
-func tables(ctx context.Context, s model.Store) (*model.Dump, error) {
+// it has one, otherwise what its public reads show (observe), probing the
+// dedupe ledger for the state machine's event ids and for events, the ids an
+// example wrote besides those.
+func tables(ctx context.Context, s model.Store, events ...string) (*model.Dump, error) {
 	if d, ok := s.(model.Dumper); ok {
 		dump, err := d.Dump(ctx)
 		if err != nil {
@@ -20,14 +23,16 @@ func tables(ctx context.Context, s model.Store) (*model.Dump, error) {
 		dump.Sort()
 		return dump, nil
 	}
-	return observe(ctx, s)
+	return observe(ctx, s, events...)
 }
 
 // observe rebuilds the tables the state machine can have written from public
 // reads alone: every execution id and event id of the pools, every pending
 // entry, every timer and every trace. It is how a store without Dump (an
-// out-of-process adapter, say) is still compared table by table.
-func observe(ctx context.Context, s model.Store) (*model.Dump, error) {
+// out-of-process adapter, say) is still compared table by table. The ledger
+// is probed for the pool's event ids and for events: is_processed cannot
+// list it, so a row of any other event id is not seen.
+func observe(ctx context.Context, s model.Store, events ...string) (*model.Dump, error) {
 	d := &model.Dump{}
 	ids := append([]string{missingID}, executionIDs...)
 	for _, id := range ids {
@@ -42,7 +47,7 @@ func observe(ctx context.Context, s model.Store) (*model.Dump, error) {
 			}
 			d.Executions = append(d.Executions, model.ExecutionRow{ID: exe.ID, DefinitionID: exe.DefinitionID, Data: string(data), Version: exe.Version})
 		}
-		for _, ev := range eventIDs {
+		for _, ev := range append(slices.Clip(eventIDs), events...) {
 			ok, err := s.IsProcessed(ctx, id, ev)
 			if err != nil {
 				return nil, fmt.Errorf("observe: is_processed %q %q: %w", id, ev, err)
