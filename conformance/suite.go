@@ -11,6 +11,15 @@
 //		})
 //	}
 //
+// A failure prints the seed that replays it (-rapid.seed=N with the -run
+// of the StateMachine subtest); -rapid.checks=N runs longer. A store that
+// implements model.Dumper has its six tables compared from its dump, any
+// other from what its reads return.
+//
+// The property is sequential and cannot see races: the concurrent,
+// linearizability-checked workload is workload.Run, which a `go test` can
+// call too.
+//
 // The same property also runs outside `go test` (Check), which is what
 // `storecheck run --scenario conformance` does.
 package conformance
