@@ -39,6 +39,8 @@ func TestCommandErrors(t *testing.T) {
 		{"qualify backends of commas", []string{"qualify", "--backends", ",", "--out", dir}, `"," names nothing`},
 		{"qualify blank scenarios", []string{"qualify", "--scenarios", " ", "--out", dir}, `" " names nothing`},
 		{"run empty backend", []string{"run", "--backend", "", "--out", dir}, `"" names nothing`},
+		{"run json and quiet", []string{"run", "--backend", "memory:", "--json", "--quiet", "--out", dir}, "--json and --quiet"},
+		{"qualify json and quiet", []string{"qualify", "--json", "--quiet", "--out", dir}, "--json and --quiet"},
 		{"qualify unwritable output", []string{"qualify", "--out", filepath.Join(file, "x")}, "output folder"},
 		{"check without a file", []string{"check"}, "usage: storecheck check"},
 		{"check missing file", []string{"check", filepath.Join(dir, "none.jsonl")}, "no such file"},

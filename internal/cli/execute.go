@@ -125,6 +125,10 @@ const OutRoot = "storecheck-out"
 // OutRoot named by the time and a random suffix, with OutRoot/latest
 // pointing at it. It creates the folder and proves it writable.
 func (o *outputFlags) resolve() error {
+	if o.json && o.quiet {
+		// Each names what stdout carries: the summary's JSON or the table.
+		return usagef("--json and --quiet both say what stdout carries (the summary's JSON, the table): give one")
+	}
 	if o.dir != "" {
 		return prepareOut(o.dir)
 	}
