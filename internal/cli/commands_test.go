@@ -268,6 +268,8 @@ func TestNothingCheckedIsNoPass(t *testing.T) {
 		{"qualify, nothing applies", []string{"qualify", "--backends", "runs+memory:", "--scenarios", "conformance"}, ExitFail, "GATE FAILED: nothing was checked"},
 		{"qualify, nothing applies, --fail-on-not-run", []string{"qualify", "--backends", "runs+memory:", "--scenarios", "conformance", "--fail-on-not-run"}, ExitFail, "GATE FAILED: nothing was checked"},
 		{"qualify, nothing started", []string{"qualify", "--backends", "rqlite://127.0.0.1:1?connect_timeout=1s", "--scenarios", "conformance"}, ExitFail, "GATE FAILED: nothing was checked (every run NOT RUN) (1 NOT RUN)"},
+		{"qualify, nothing started, --fail-on-not-run", []string{"qualify", "--backends", "rqlite://127.0.0.1:1?connect_timeout=1s", "--scenarios", "conformance", "--fail-on-not-run"}, ExitFail, `"headline": "GATE FAILED: nothing was checked (every run NOT RUN), 1 NOT RUN under --fail-on-not-run"`},
+		{"run, nothing started", []string{"run", "--backend", "rqlite://127.0.0.1:1?connect_timeout=1s", "--scenario", "conformance"}, ExitUsage, `"headline": "GATE FAILED: nothing was checked (every run NOT RUN), 1 NOT RUN (a run asked for could not happen)"`},
 		{"run, given a backend it does not apply to", []string{"run", "--backend", "runs+memory:", "--scenario", "conformance"}, ExitUsage, "GATE FAILED: nothing was checked"},
 		{"run, default backends, one does not apply", []string{"run", "--scenario", "conformance", "--checks", "2"}, ExitOK, `"headline": "PASS (1 not applicable)"`},
 	} {
