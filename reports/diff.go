@@ -221,12 +221,9 @@ func num(v float64, unit string) string {
 	return s
 }
 
+// clipLine is s on one line, at most max runes (never cut inside one).
 func clipLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > max {
-		s = s[:max] + "…"
-	}
-	return s
+	return clip(strings.Join(strings.Fields(s), " "), max)
 }
 
 // WriteMarkdown writes the diff as Markdown fit for a pull-request
@@ -255,7 +252,9 @@ func (d *Diff) WriteMarkdown(w io.Writer) error {
 			if c.Worse {
 				mark = "❌"
 			}
-			fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", mark, c.Backend, c.Scenario, c.What, c.Base, c.New, strings.ReplaceAll(c.Note, "|", "\\|"))
+			// The note may be a server's error text: plain text in
+			// the cell, no markup, no HTML, no pipe ending it.
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mark, mdCell(mdCode(c.Backend)), mdCell(mdText(c.Scenario)), c.What, c.Base, c.New, mdCell(mdText(c.Note)))
 		}
 	}
 	_, err := io.WriteString(w, b.String())

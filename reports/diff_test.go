@@ -3,6 +3,7 @@ package reports
 import (
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestCompareSummaries(t *testing.T) {
@@ -78,5 +79,31 @@ func TestDiffWarnsOfOtherParallelism(t *testing.T) {
 		if warned != c.warn {
 			t.Errorf("base %v, new %v: warned %v; want %v:\n%s", c.base, c.new, warned, c.warn, b.String())
 		}
+	}
+}
+
+// TestDiffNoteIsMarkdownText: a NOT RUN's reason in the note column is
+// server text: it must not end the table row, add markup or HTML to a
+// pull-request comment, or be cut inside a character.
+func TestDiffNoteIsMarkdownText(t *testing.T) {
+	base := &Summary{Runs: []Run{{Backend: "memory:", Scenario: "concurrent", Verdict: Pass}}}
+	next := &Summary{Runs: []Run{{Backend: "memory:", Scenario: "concurrent", Verdict: NotRun,
+		Reason: "dials | tcp\n<img src=x> **bold** `tick` " + strings.Repeat("→", 200)}}}
+	var md strings.Builder
+	if err := CompareSummaries(base, next, "", "", DefaultDiffOptions()).WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	got := md.String()
+	if !utf8.ValidString(got) {
+		t.Errorf("the diff is not valid UTF-8: a note was cut inside a character")
+	}
+	row := ""
+	for _, line := range strings.Split(got, "\n") {
+		if strings.Contains(line, "concurrent") {
+			row = line
+		}
+	}
+	if want := "| ❌ | `memory:` | concurrent | verdict | PASS | NOT RUN | dials \\| tcp &lt;img src=x&gt; \\*\\*bold\\*\\* \\`tick\\` →"; !strings.HasPrefix(row, want) {
+		t.Errorf("row\n%s\nwant it to start with\n%s", row, want)
 	}
 }

@@ -68,9 +68,20 @@ type Gate struct {
 	Headline string `json:"headline"`
 }
 
+// The NOT RUN rules a gate is computed under, as its headline names them
+// ("2 NOT RUN under --fail-on-not-run"); "" when a NOT RUN does not fail it.
+const (
+	NotRunFailsUnderFlag = "under --fail-on-not-run"
+	NotRunFailsRun       = "(a run asked for could not happen)"
+)
+
 // GateOf says what the exit code of s means, given the policy it was
-// computed under: "PASS", or "GATE FAILED: " and what failed it.
-func GateOf(s *Summary, code int, failOnNotRun, acceptKnown bool) *Gate {
+// computed under: "PASS", or "GATE FAILED: " and what failed it. notRunRule
+// is how a NOT RUN fails the gate (NotRunFailsUnderFlag for qualify and
+// merge with --fail-on-not-run, NotRunFailsRun for run and replay), "" when
+// it does not.
+func GateOf(s *Summary, code int, notRunRule string, acceptKnown bool) *Gate {
+	failOnNotRun := notRunRule != ""
 	var fail, known, interrupted, notRun, notApplicable int
 	for _, r := range s.Runs {
 		switch {
@@ -97,7 +108,7 @@ func GateOf(s *Summary, code int, failOnNotRun, acceptKnown bool) *Gate {
 		why = append(why, fmt.Sprintf("%d INTERRUPTED", interrupted))
 	}
 	if notRun > 0 && failOnNotRun {
-		why = append(why, fmt.Sprintf("%d NOT RUN under --fail-on-not-run", notRun))
+		why = append(why, fmt.Sprintf("%d NOT RUN %s", notRun, notRunRule))
 	}
 	g := &Gate{ExitCode: code, Headline: "PASS"}
 	if code == 0 && len(s.Runs) == 0 {
@@ -117,7 +128,8 @@ func GateOf(s *Summary, code int, failOnNotRun, acceptKnown bool) *Gate {
 		notes = append(notes, fmt.Sprintf("%d FAIL accepted as known upstream issues", known))
 	}
 	switch {
-	case notRun > 0 && s.NothingChecked():
+	case notRun > 0 && s.NothingChecked() && !failOnNotRun:
+		// Counted here only when the reasons above do not count it.
 		notes = append(notes, fmt.Sprintf("%d NOT RUN", notRun))
 	case notRun > 0 && !failOnNotRun:
 		notes = append(notes, fmt.Sprintf("%d NOT RUN (not failing the gate)", notRun))

@@ -71,13 +71,13 @@ func TestParseSummary(t *testing.T) {
 // (and, for a shard, why), though its exit code is 0.
 func TestGateOfNothingRan(t *testing.T) {
 	shard := &Summary{Seed: 4, Shard: &Shard{K: 3, N: 3, Plan: 2}}
-	if g := GateOf(shard, 0, false, false); g.ExitCode != 0 || g.Headline != "NOTHING RAN: shard 3/3 of a 2-run plan holds no run (not a failure)" {
+	if g := GateOf(shard, 0, "", false); g.ExitCode != 0 || g.Headline != "NOTHING RAN: shard 3/3 of a 2-run plan holds no run (not a failure)" {
 		t.Errorf("empty shard: %+v", g)
 	}
-	if g := GateOf(&Summary{Seed: 4}, 0, false, false); g.Headline != "NOTHING RAN: the plan holds no run" {
+	if g := GateOf(&Summary{Seed: 4}, 0, "", false); g.Headline != "NOTHING RAN: the plan holds no run" {
 		t.Errorf("empty plan: %+v", g)
 	}
-	if g := GateOf(&Summary{Seed: 4, Runs: []Run{{Verdict: Pass}}}, 0, false, false); g.Headline != "PASS" {
+	if g := GateOf(&Summary{Seed: 4, Runs: []Run{{Verdict: Pass}}}, 0, "", false); g.Headline != "PASS" {
 		t.Errorf("a pass: %+v", g)
 	}
 }

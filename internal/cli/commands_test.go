@@ -238,6 +238,25 @@ func TestGateHeadlineAgreesWithExitCode(t *testing.T) {
 	}
 }
 
+// run has no --fail-on-not-run: a NOT RUN fails it (exit 2, the run asked
+// for could not happen), and its headline says that, not a flag it was not
+// given.
+func TestRunNotRunHeadlineNamesNoFlag(t *testing.T) {
+	dir := t.TempDir()
+	code, _, _ := run(t, "run", "--backend", "memory:", "--backend", "rqlite://127.0.0.1:1?connect_timeout=1s", "--scenario", "conformance",
+		"--checks", "5", "--out", dir, "--quiet")
+	if code != ExitUsage {
+		t.Fatalf("exit %d, want %d", code, ExitUsage)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := sum.Gate.Headline; strings.Contains(h, "--fail-on-not-run") || !strings.Contains(h, "1 NOT RUN") {
+		t.Errorf("headline %q: want the NOT RUN named without a flag run does not have", h)
+	}
+}
+
 // A gate that checked nothing has not passed: every run NOT RUN fails it
 // with or without --fail-on-not-run, and says so; run skips the default
 // backends a scenario does not apply to, but not a backend it was given.
@@ -251,6 +270,8 @@ func TestNothingCheckedIsNoPass(t *testing.T) {
 		{"qualify, nothing applies", []string{"qualify", "--backends", "runs+memory:", "--scenarios", "conformance"}, ExitFail, "GATE FAILED: nothing was checked"},
 		{"qualify, nothing applies, --fail-on-not-run", []string{"qualify", "--backends", "runs+memory:", "--scenarios", "conformance", "--fail-on-not-run"}, ExitFail, "GATE FAILED: nothing was checked"},
 		{"qualify, nothing started", []string{"qualify", "--backends", "rqlite://127.0.0.1:1?connect_timeout=1s", "--scenarios", "conformance"}, ExitFail, "GATE FAILED: nothing was checked (every run NOT RUN) (1 NOT RUN)"},
+		{"qualify, nothing started, --fail-on-not-run", []string{"qualify", "--backends", "rqlite://127.0.0.1:1?connect_timeout=1s", "--scenarios", "conformance", "--fail-on-not-run"}, ExitFail, `"headline": "GATE FAILED: nothing was checked (every run NOT RUN), 1 NOT RUN under --fail-on-not-run"`},
+		{"run, nothing started", []string{"run", "--backend", "rqlite://127.0.0.1:1?connect_timeout=1s", "--scenario", "conformance"}, ExitUsage, `"headline": "GATE FAILED: nothing was checked (every run NOT RUN), 1 NOT RUN (a run asked for could not happen)"`},
 		{"run, given a backend it does not apply to", []string{"run", "--backend", "runs+memory:", "--scenario", "conformance"}, ExitUsage, "GATE FAILED: nothing was checked"},
 		{"run, default backends, one does not apply", []string{"run", "--scenario", "conformance", "--checks", "2"}, ExitOK, `"headline": "PASS (1 not applicable)"`},
 	} {

@@ -74,7 +74,14 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 	if ctx.Err() != nil {
 		code = ExitInterrupted
 	}
-	sum.Gate = reports.GateOf(sum, code, policy != notRunPasses, o.acceptKnown)
+	rule := ""
+	switch policy {
+	case notRunFails:
+		rule = reports.NotRunFailsUnderFlag
+	case notRunIsError:
+		rule = reports.NotRunFailsRun
+	}
+	sum.Gate = reports.GateOf(sum, code, rule, o.acceptKnown)
 	path := filepath.Join(o.dir, "summary.json")
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)

@@ -86,7 +86,11 @@ func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
 	sum.Command = "storecheck merge " + strings.Join(args, " ")
 	sum.Finish(build(), host(), time.Now())
 	code := sum.ExitCode(failOnNotRun, o.acceptKnown)
-	sum.Gate = reports.GateOf(sum, code, failOnNotRun, o.acceptKnown)
+	rule := ""
+	if failOnNotRun {
+		rule = reports.NotRunFailsUnderFlag
+	}
+	sum.Gate = reports.GateOf(sum, code, rule, o.acceptKnown)
 	path := filepath.Join(o.dir, "summary.json")
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
