@@ -70,6 +70,20 @@ func cellKey(r Run, dirs ...string) [2]string {
 	if r.Subject != "" {
 		b = r.Subject
 	}
+	b = OutRelative(b, dirs...)
+	// Until each run got files of its own ({dir}), qualify's default
+	// backends shared files in {out}/db/: the same backends.
+	for _, old := range []string{"{out}/db/lagsim/", "{out}/db/"} {
+		b = strings.Replace(b, old, "{dir}/", 1)
+	}
+	return [2]string{b, r.Scenario}
+}
+
+// OutRelative writes an output folder named in backend URL b as {out},
+// whether b names it as dirs give it or as its absolute path: a backend
+// whose files live in a run's own output folder is the same backend in
+// another run's (a diff's cells, a shard's plan).
+func OutRelative(b string, dirs ...string) string {
 	for _, d := range dirs {
 		if d == "" || d == "." || d == "/" {
 			continue
@@ -79,12 +93,7 @@ func cellKey(r Run, dirs ...string) [2]string {
 		}
 		b = strings.ReplaceAll(b, filepath.Clean(d), "{out}")
 	}
-	// Until each run got files of its own ({dir}), qualify's default
-	// backends shared files in {out}/db/: the same backends.
-	for _, old := range []string{"{out}/db/lagsim/", "{out}/db/"} {
-		b = strings.Replace(b, old, "{dir}/", 1)
-	}
-	return [2]string{b, r.Scenario}
+	return b
 }
 
 // CompareSummaries diffs new against base. baseDir and newDir are the

@@ -146,10 +146,7 @@ func ShardOf(entries []Entry, s reports.Shard) []Entry {
 func PlanDigest(entries []Entry, options map[string]string, out string) string {
 	h := sha256.New()
 	for _, e := range entries {
-		backend := e.Backend
-		if out != "" {
-			backend = strings.ReplaceAll(backend, out, "{out}")
-		}
+		backend := reports.OutRelative(e.Backend, out)
 		fmt.Fprintf(h, "run %q %q %q %d\n", reports.Redact(backend), e.Subject, e.Scenario.Name, e.Seed)
 	}
 	for _, k := range slices.Sorted(maps.Keys(options)) {

@@ -514,6 +514,12 @@ func TestPlanDigest(t *testing.T) {
 	if PlanDigest([]Entry{{Backend: "sqlite:/o/s1/q.db", Scenario: a, Seed: 1}}, nil, "/o/s1") != PlanDigest([]Entry{{Backend: "sqlite:/o/s2/q.db", Scenario: a, Seed: 1}}, nil, "/o/s2") {
 		t.Error("a path under each shard's own output folder gives another digest")
 	}
+	// --out s1 (relative) with the backend's file given by its absolute path.
+	t.Chdir(t.TempDir())
+	wd, _ := os.Getwd()
+	if PlanDigest([]Entry{{Backend: "sqlite:" + filepath.Join(wd, "s1", "q.db"), Scenario: a, Seed: 1}}, nil, "s1") != PlanDigest([]Entry{{Backend: "sqlite:s2/q.db", Scenario: a, Seed: 1}}, nil, "s2") {
+		t.Error("a path under a relative output folder, given absolute, gives another digest")
+	}
 	one := PlanDigest([]Entry{{Backend: "rqlite://u:secret1@h:4001", Scenario: a, Seed: 1}}, nil, "")
 	if one != PlanDigest([]Entry{{Backend: "rqlite://u:secret2@h:4001", Scenario: a, Seed: 1}}, nil, "") {
 		t.Error("the digest depends on a password in the URL: it is hashed unredacted")
