@@ -31,3 +31,16 @@ func adapterBroken(out *Result, err error) {
 	}
 	out.Verdict, out.Guarantee, out.Reason = reports.Fail, GuaranteeAdapterProtocol, flatReason(reason)
 }
+
+// brokeBeforeTraffic is the FAIL of a store that broke for good before the
+// workload's traffic began (emptying it, checking it is empty), and
+// whether it did.
+func brokeBeforeTraffic(store any, srv []string) (Result, bool) {
+	b := brokenStore(store)
+	if b == nil {
+		return Result{}, false
+	}
+	out := Result{Servers: srv}
+	adapterBroken(&out, b)
+	return out, true
+}

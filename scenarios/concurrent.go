@@ -39,9 +39,7 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 	}()
 	if r, ok := store.(model.Resetter); ok {
 		if err := r.Reset(ctx); err != nil {
-			if b := brokenStore(store); b != nil && ctx.Err() == nil {
-				out := Result{Servers: srv}
-				adapterBroken(&out, b)
+			if out, ok := brokeBeforeTraffic(store, srv); ok && ctx.Err() == nil {
 				return out
 			}
 			return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("backend could not be emptied: %v", err)}
@@ -68,14 +66,14 @@ func runConcurrent(ctx context.Context, t Target, p Params) Result {
 		wcfg.Progress = &p.Progress.Ops
 	}
 	res, err := workload.Run(ctx, store, wcfg)
-	switch {
-	case err != nil && ctx.Err() != nil:
+	if err != nil && ctx.Err() != nil {
 		return Result{Verdict: reports.Interrupted, Reason: "interrupted during the workload"}
-	case err != nil && brokenStore(store) != nil:
-		// It broke before the traffic began (checking the store is empty).
-		out := Result{Servers: srv}
-		adapterBroken(&out, brokenStore(store))
+	}
+	if out, ok := brokeBeforeTraffic(store, srv); ok && err != nil {
+		// It broke checking that the store is empty.
 		return out
+	}
+	switch {
 	case err != nil && errors.Is(err, workload.ErrNotStarted):
 		return Result{Verdict: reports.NotRun, Reason: fmt.Sprintf("workload could not start: %v", err)}
 	case err != nil && res == nil:
