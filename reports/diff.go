@@ -235,9 +235,31 @@ func clipLine(s string, max int) string {
 	return clip(strings.Join(strings.Fields(s), " "), max)
 }
 
-// WriteMarkdown writes the diff as Markdown fit for a pull-request
-// comment: the headline, the regressions, then the other changes.
+// WriteMarkdown writes the diff as Markdown: the headline, the
+// regressions, then the other changes, every one of them.
 func (d *Diff) WriteMarkdown(w io.Writer) error {
+	_, err := io.WriteString(w, d.markdown(-1))
+	return err
+}
+
+// WriteComment writes the diff as WriteMarkdown does, cut to fit a
+// pull-request comment (GitHub takes 65,536 characters): the regressions
+// first, then as many other changes as fit, and a last row saying how many
+// were left out. The headline counts every regression.
+func (d *Diff) WriteComment(w io.Writer) error {
+	md := d.markdown(-1)
+	if runeCount(md) > mdMaxTotal {
+		// The most rows that fit: a few renders, not one per row.
+		fit := sort.Search(len(d.Changes)+1, func(rows int) bool { return runeCount(d.markdown(rows)) > mdMaxTotal }) - 1
+		md = d.markdown(max(fit, 0))
+	}
+	_, err := io.WriteString(w, md)
+	return err
+}
+
+// markdown is the diff in Markdown with at most rows changes (all when
+// rows < 0).
+func (d *Diff) markdown(rows int) string {
 	var b strings.Builder
 	reg := d.Regressions()
 	switch {
@@ -254,20 +276,35 @@ func (d *Diff) WriteMarkdown(w io.Writer) error {
 	sort.SliceStable(changes, func(i, j int) bool { return changes[i].Worse && !changes[j].Worse })
 	if len(changes) == 0 {
 		b.WriteString("No verdict changed and no figure moved beyond its threshold.\n")
-	} else {
-		b.WriteString("| | backend | scenario | what | base | new | note |\n|---|---|---|---|---|---|---|\n")
-		for _, c := range changes {
-			mark := "ℹ️"
-			if c.Worse {
-				mark = "❌"
-			}
-			// The note may be a server's error text: plain text in
-			// the cell, no markup, no HTML, no pipe ending it.
-			fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mark, mdCell(mdCode(c.Backend)), mdCell(mdText(c.Scenario)), c.What, c.Base, c.New, mdCell(mdText(c.Note)))
-		}
+		return b.String()
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	b.WriteString("| | backend | scenario | what | base | new | note |\n|---|---|---|---|---|---|---|\n")
+	left := changes
+	if rows >= 0 && rows < len(changes) {
+		changes, left = changes[:rows], changes[rows:]
+	} else {
+		left = nil
+	}
+	for _, c := range changes {
+		mark := "ℹ️"
+		if c.Worse {
+			mark = "❌"
+		}
+		// The note may be a server's error text: plain text in
+		// the cell, no markup, no HTML, no pipe ending it.
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mark, mdCell(mdCode(c.Backend)), mdCell(mdText(c.Scenario)), c.What, c.Base, c.New, mdCell(mdText(c.Note)))
+	}
+	if len(left) > 0 {
+		worse := 0
+		for _, c := range left {
+			if c.Worse {
+				worse++
+			}
+		}
+		fmt.Fprintf(&b, "| … | | | %d more change%s (%d regression%s) left out to fit a pull-request comment: run `storecheck diff` for all | | | |\n",
+			len(left), plural(len(left)), worse, plural(worse))
+	}
+	return b.String()
 }
 
 // parallelCaveat warns when two summaries ran different numbers of runs at

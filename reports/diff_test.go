@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -105,5 +106,55 @@ func TestDiffNoteIsMarkdownText(t *testing.T) {
 	}
 	if want := "| ❌ | `memory:` | concurrent | verdict | PASS | NOT RUN | dials \\| tcp &lt;img src=x&gt; \\*\\*bold\\*\\* \\`tick\\` →"; !strings.HasPrefix(row, want) {
 		t.Errorf("row\n%s\nwant it to start with\n%s", row, want)
+	}
+}
+
+// TestDiffCommentFits: a diff of thousands of changed cells is cut to fit a
+// pull-request comment, regressions first, saying how many rows were left
+// out; WriteMarkdown keeps them all.
+func TestDiffCommentFits(t *testing.T) {
+	base, next := &Summary{}, &Summary{}
+	for i := 0; i < 3000; i++ {
+		backend := "sqlite:/tmp/" + strings.Repeat("d", 40) + string(rune('a'+i%26)) + strings.Repeat("x", i%7)
+		scenario := "s" + strings.Repeat("c", i%50) + string(rune('0'+i%10))
+		base.Runs = append(base.Runs, Run{Backend: backend, Scenario: scenario, Verdict: Pass, Reason: ""})
+		v := Fail
+		if i%2 == 0 {
+			v = NotRun
+		}
+		next.Runs = append(next.Runs, Run{Backend: backend, Scenario: scenario, Verdict: v, Reason: strings.Repeat("a long server error ", 10)})
+	}
+	d := CompareSummaries(base, next, "", "", DefaultDiffOptions())
+	var full, comment strings.Builder
+	if err := d.WriteMarkdown(&full); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.WriteComment(&comment); err != nil {
+		t.Fatal(err)
+	}
+	if utf8.RuneCountInString(full.String()) <= mdMaxTotal {
+		t.Fatalf("the test's diff fits a comment anyway (%d characters)", utf8.RuneCountInString(full.String()))
+	}
+	c := comment.String()
+	if n := utf8.RuneCountInString(c); n > mdMaxTotal {
+		t.Errorf("the comment has %d characters, more than %d", n, mdMaxTotal)
+	}
+	reg := d.Regressions()
+	if !strings.Contains(c, fmt.Sprintf("❌ %d regressions", reg)) || !strings.Contains(c, "left out to fit a pull-request comment") {
+		t.Errorf("the cut comment lacks the full count (%d) or the note:\n%s", reg, c[len(c)-400:])
+	}
+	if strings.Count(c, "| ❌ |")+1 >= strings.Count(full.String(), "| ❌ |") {
+		t.Errorf("nothing was cut")
+	}
+	small := CompareSummaries(&Summary{Runs: base.Runs[:3]}, &Summary{Runs: next.Runs[:3]}, "", "", DefaultDiffOptions())
+	var smallFull, smallComment strings.Builder
+	if err := small.WriteMarkdown(&smallFull); err != nil {
+		t.Fatal(err)
+	}
+	if err := small.WriteComment(&smallComment); err != nil {
+		t.Fatal(err)
+	}
+	if smallFull.String() != smallComment.String() {
+		t.Errorf("a diff that fits was cut:\n%s", smallComment.String())
 	}
 }

@@ -3,14 +3,32 @@ package reports
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Bounds that keep summary.md within a pull-request comment (GitHub takes
-// 65,536 characters).
+// 65,536 characters): each reason and step list is cut, and the whole is
+// kept under mdMaxTotal runes, with room to spare for a comment tool's own
+// header.
 const (
 	mdMaxReason = 600
 	mdMaxSteps  = 40
+	mdMaxTotal  = 60000
 )
+
+// mdDetail is how much summary.md shows of each run. A report too long at
+// one level is written again at the next.
+type mdDetail int
+
+const (
+	mdFull       mdDetail = iota // every run in the table, every failure in full
+	mdBrief                      // failures without their step lists, reasons shorter
+	mdNotPassed                  // the table lists only the runs that did not pass
+	mdLastResort                 // the same, cut at a line to fit
+)
+
+// mdCutNote ends a summary.md that had to be shortened.
+const mdCutNote = "\n_This summary was shortened to fit a pull-request comment; every run is in `summary.json` and `index.html`._\n"
 
 // verdictMark is the symbol a verdict gets in Markdown.
 func verdictMark(v Verdict) string {
@@ -25,8 +43,20 @@ func verdictMark(v Verdict) string {
 	return "⚪"
 }
 
-// renderMarkdown writes summary.md.
+// renderMarkdown writes summary.md: in full when it fits a pull-request
+// comment, otherwise at the first level of detail that does, saying so.
 func renderMarkdown(rep *report) ([]byte, error) {
+	for d := mdFull; d < mdLastResort; d++ {
+		if md := markdownAt(rep, d); runeCount(md) <= mdMaxTotal {
+			return []byte(md), nil
+		}
+	}
+	md := strings.TrimSuffix(markdownAt(rep, mdLastResort), mdCutNote)
+	return []byte(cutAtLine(md, mdMaxTotal-runeCount(mdCutNote)) + mdCutNote), nil
+}
+
+// markdownAt is summary.md at one level of detail.
+func markdownAt(rep *report, d mdDetail) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s storecheck: %s\n\n", verdictMark(rep.HeadVerdict), rep.Headline)
 	var counts []string
@@ -42,7 +72,12 @@ func renderMarkdown(rep *report) ([]byte, error) {
 	}
 	b.WriteString("| Backend | Scenario | Verdict | Ops | Throughput (ops/s) | p99 commit (ms) | Conflict rate |\n")
 	b.WriteString("|---|---|---|--:|--:|--:|--:|\n")
+	passed := 0
 	for _, v := range rep.Runs {
+		if d >= mdNotPassed && v.Verdict == Pass {
+			passed++
+			continue
+		}
 		p, ok := v.latency("commit")
 		rate, rok := v.conflictRate()
 		verdict := string(v.Verdict)
@@ -53,8 +88,11 @@ func renderMarkdown(rep *report) ([]byte, error) {
 			mdCell(mdCode(v.Backend)), mdCell(mdText(v.Scenario)), verdictMark(v.Verdict), verdict,
 			fmtCount(v.Ops), fmtRate(v.throughput()), fmtMS(p.P99, ok), fmtPct(rate, rok))
 	}
-	writeFailures(&b, rep)
-	writeNotPassed(&b, rep)
+	if passed > 0 {
+		fmt.Fprintf(&b, "\n%d run%s passed: listed in `index.html`, not here, to fit a pull-request comment.\n", passed, plural(passed))
+	}
+	writeFailures(&b, rep, d)
+	writeNotPassed(&b, rep, d)
 	writeServers(&b, rep)
 	for _, v := range rep.Runs {
 		if v.Replay != nil {
@@ -63,12 +101,63 @@ func renderMarkdown(rep *report) ([]byte, error) {
 	}
 	blankLine(&b)
 	b.WriteString("Full report: `index.html` (verdict matrix, performance, plots); JUnit: `junit.xml`.\n")
-	return []byte(b.String()), nil
+	if d > mdFull {
+		b.WriteString(mdCutNote)
+	}
+	return b.String()
+}
+
+// runeCount is how many characters s has.
+func runeCount(s string) int { return utf8.RuneCountInString(s) }
+
+// cutAtLine is s cut after its last whole line that keeps it within max
+// runes; a code block left open by the cut is closed.
+func cutAtLine(s string, max int) string {
+	if runeCount(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	cut := string(r[:max])
+	if i := strings.LastIndexByte(cut, '\n'); i >= 0 {
+		cut = cut[:i+1]
+	}
+	if fence := openFence(cut); fence != "" {
+		// Closing the block must not push the text past max again.
+		for runeCount(cut)+len(fence)+1 > max {
+			i := strings.LastIndexByte(strings.TrimSuffix(cut, "\n"), '\n')
+			if i < 0 {
+				return ""
+			}
+			cut = cut[:i+1]
+		}
+		if fence = openFence(cut); fence != "" {
+			cut += fence + "\n"
+		}
+	}
+	return cut
+}
+
+// openFence is the fence of a fenced code block that s leaves open, or "".
+func openFence(s string) string {
+	open := ""
+	for _, line := range strings.Split(s, "\n") {
+		switch {
+		case open == "" && strings.HasPrefix(line, "```"):
+			open = line[:len(line)-len(strings.TrimLeft(line, "`"))]
+		case open != "" && strings.TrimRight(line, " ") == open:
+			open = ""
+		}
+	}
+	return open
 }
 
 // writeFailures writes one section per failed run: what broke, the minimal
 // sequence, and how to reproduce it.
-func writeFailures(b *strings.Builder, rep *report) {
+func writeFailures(b *strings.Builder, rep *report, d mdDetail) {
+	maxReason := mdMaxReason
+	if d > mdFull {
+		maxReason = mdMaxReason / 3
+	}
 	first := true
 	for _, v := range rep.Runs {
 		if v.Verdict != Fail {
@@ -87,10 +176,12 @@ func writeFailures(b *strings.Builder, rep *report) {
 			fmt.Fprintf(b, "- **Known upstream issue:** `%s` (docs/KNOWN-ISSUES.md): the run's evidence shows it\n", v.KnownIssue)
 		}
 		if v.Reason != "" {
-			fmt.Fprintf(b, "- **Reason:** %s\n", mdText(clip(v.Reason, mdMaxReason)))
+			fmt.Fprintf(b, "- **Reason:** %s\n", mdText(clip(v.Reason, maxReason)))
 		}
 		fmt.Fprintf(b, "- **Seed:** `%d`\n", v.Seed)
-		if len(v.MinimalSteps) > 0 {
+		if len(v.MinimalSteps) > 0 && d > mdFull {
+			fmt.Fprintf(b, "- **Minimal failing sequence:** %d steps, in `index.html`\n", len(v.MinimalSteps))
+		} else if len(v.MinimalSteps) > 0 {
 			fmt.Fprintf(b, "- **Minimal failing sequence** (%d steps):\n\n", len(v.MinimalSteps))
 			steps := v.MinimalSteps
 			if len(steps) > mdMaxSteps {
@@ -106,7 +197,11 @@ func writeFailures(b *strings.Builder, rep *report) {
 }
 
 // writeNotPassed lists the runs that were not run or were interrupted.
-func writeNotPassed(b *strings.Builder, rep *report) {
+func writeNotPassed(b *strings.Builder, rep *report, d mdDetail) {
+	maxReason := mdMaxReason
+	if d > mdFull {
+		maxReason = mdMaxReason / 3
+	}
 	first := true
 	for _, v := range rep.Runs {
 		if v.Verdict == Pass || v.Verdict == Fail {
@@ -121,7 +216,7 @@ func writeNotPassed(b *strings.Builder, rep *report) {
 		if reason == "" {
 			reason = "no reason given"
 		}
-		fmt.Fprintf(b, "- %s **%s** %s · %s: %s\n", verdictMark(v.Verdict), v.Verdict, mdCode(v.Backend), mdText(v.Scenario), mdText(clip(reason, mdMaxReason)))
+		fmt.Fprintf(b, "- %s **%s** %s · %s: %s\n", verdictMark(v.Verdict), v.Verdict, mdCode(v.Backend), mdText(v.Scenario), mdText(clip(reason, maxReason)))
 	}
 }
 

@@ -22,7 +22,7 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
 	slowdown := fs.Float64("slowdown", def.Slowdown, "relative change of throughput or p50/p99 latency that is a regression (0.5 = 50%; negative ignores timings)")
 	rateRise := fs.Float64("rate-rise", def.RateRise, "absolute rise of the conflict or indeterminate rate that is a regression (negative ignores rates)")
-	md := fs.String("md", "", "also write the Markdown to this file (a pull-request comment)")
+	md := fs.String("md", "", "also write the Markdown to this file, cut to fit a pull-request comment")
 	base, rest := splitPositional(fs, args)
 	next, rest := splitPositional(fs, rest)
 	if err := parseFlagsWith(fs, rest, e.stdout, diffUsage); err != nil {
@@ -49,7 +49,11 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 		return ExitUsage, err
 	}
 	if *md != "" {
-		if err := os.WriteFile(*md, []byte(text.String()), 0o644); err != nil {
+		var comment strings.Builder
+		if err := d.WriteComment(&comment); err != nil {
+			return ExitUsage, err
+		}
+		if err := os.WriteFile(*md, []byte(comment.String()), 0o644); err != nil {
 			return ExitUsage, usagef("cannot write %s: %v", *md, unwrapPath(err))
 		}
 	}

@@ -1,0 +1,98 @@
+package reports
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// bigSummary is a qualification of n runs, every third a FAIL with a long
+// reason and a long minimal sequence, every fifth NOT RUN, the rest PASS.
+func bigSummary(n int) Summary {
+	sum := Summary{Seed: 9, Command: "storecheck qualify --seed 9"}
+	long := strings.Repeat("a reason that goes on ", 60)
+	for i := 0; i < n; i++ {
+		r := Run{Index: i + 1, Backend: fmt.Sprintf("sqlite:/tmp/db%03d.db", i), Scenario: "concurrent", Verdict: Pass, Seed: uint64(i)}
+		switch {
+		case i%3 == 0:
+			r.Verdict, r.Guarantee, r.Reason = Fail, "no lost update", long
+			r.Reproduce = fmt.Sprintf("storecheck run --backend sqlite:/tmp/db%03d.db --scenario concurrent --seed %d", i, i)
+			for s := 0; s < 60; s++ {
+				r.MinimalSteps = append(r.MinimalSteps, fmt.Sprintf("commit(e%d, expected=%d, data=%s)", s, s, strings.Repeat("x", 40)))
+			}
+		case i%5 == 0:
+			r.Verdict, r.Reason = NotRun, long
+		}
+		sum.Runs = append(sum.Runs, r)
+	}
+	return sum
+}
+
+// renderSummary renders sum in a fresh folder and returns summary.md.
+func renderSummary(t *testing.T, sum Summary) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := WriteJSON(filepath.Join(dir, SummaryFile), sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := Render(dir); err != nil {
+		t.Fatal(err)
+	}
+	return readFile(t, filepath.Join(dir, MarkdownFile))
+}
+
+// TestMarkdownFitsAComment: however many runs fail, summary.md stays
+// within a pull-request comment (GitHub takes 65,536 characters), keeps the
+// headline and counts, says it was shortened, and leaves no code block
+// open; a report that fits is not shortened.
+func TestMarkdownFitsAComment(t *testing.T) {
+	small := renderSummary(t, bigSummary(6))
+	if strings.Contains(small, "shortened") || !strings.Contains(small, "commit(e39") {
+		t.Errorf("a small report was shortened:\n%s", small)
+	}
+	for _, n := range []int{60, 400, 1500} {
+		md := renderSummary(t, bigSummary(n))
+		if got := utf8.RuneCountInString(md); got > mdMaxTotal {
+			t.Errorf("%d runs: summary.md has %d characters, more than %d", n, got, mdMaxTotal)
+		}
+		for _, want := range []string{"## ❌ storecheck: FAIL", " FAIL · ", "seed `9`", "shortened to fit a pull-request comment", "`summary.json`"} {
+			if !strings.Contains(md, want) {
+				t.Errorf("%d runs: summary.md lacks %q", n, want)
+			}
+		}
+		if fence := openFence(md); fence != "" {
+			t.Errorf("%d runs: summary.md leaves a %s code block open", n, fence)
+		}
+	}
+	// 60 runs fit once the failures are brief: every failure is still
+	// there with its reproduce line, and every run in the table.
+	md := renderSummary(t, bigSummary(60))
+	if strings.Count(md, "storecheck run --backend") != 20 || strings.Count(md, "| `sqlite:") != 60 {
+		t.Errorf("60 runs: not every failure and run is shown:\n%s", md)
+	}
+	// 400 runs fit once the passing runs leave the table.
+	md = renderSummary(t, bigSummary(400))
+	if !strings.Contains(md, "runs passed: listed in `index.html`") || strings.Contains(md, "| ✅ PASS |") {
+		t.Errorf("400 runs: passing runs still in the table")
+	}
+}
+
+func TestCutAtLine(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"short\n", 100, "short\n"},
+		{"one\ntwo\nthree\n", 9, "one\ntwo\n"},
+		{"text\n```sh\nlong command line\n```\n", 25, "text\n```sh\n```\n"},
+		{"text\n```sh\nlong command line\n```\n", 12, "text\n"},
+		{"é\né\né\n", 4, "é\né\n"},
+	} {
+		if got := cutAtLine(c.in, c.max); got != c.want {
+			t.Errorf("cutAtLine(%q, %d) = %q, want %q", c.in, c.max, got, c.want)
+		}
+	}
+}
