@@ -169,11 +169,20 @@ func notApplied(err error) error {
 	return fmt.Errorf("%w: %w", model.ErrNotApplied, err)
 }
 
-// OpenURL opens rqlite:REST (see ParseURL).
+// OpenURL opens rqlite:REST (see ParseURL). Where every node refuses
+// connections for refusedWait (or the connect timeout, if shorter) it
+// says nothing listens there, without waiting out the rest of it.
 func OpenURL(ctx context.Context, rest string, cfg model.Config) (model.Store, error) {
 	opt, err := ParseURL(rest)
 	if err != nil {
 		return nil, err
+	}
+	wait := refusedWait
+	if opt.ConnectTimeout > 0 {
+		wait = min(wait, opt.ConnectTimeout)
+	}
+	if err := awaitListening(ctx, opt.Nodes, wait); err != nil {
+		return nil, fmt.Errorf("%s: open: %w", Name, err)
 	}
 	s, err := Open(ctx, opt, cfg)
 	if err != nil {
