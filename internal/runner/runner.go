@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/internal/knownissues"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
@@ -614,7 +615,8 @@ func folderName(e Entry, shown string) string {
 // materialize replaces DirPlaceholder in url with a fresh folder and
 // returns how to remove it: the run folder's StoreFolder, emptied first
 // and kept, when keep and the run has a folder; otherwise a temporary
-// folder in tempDir, removed.
+// folder in tempDir, removed (and, if this process is killed before it
+// can remove it, by the next run's: backends.MkdirTemp).
 func materialize(url, tempDir string, keep bool, runDir string) (string, func(), error) {
 	if !strings.Contains(url, DirPlaceholder) {
 		return url, func() {}, nil
@@ -629,7 +631,7 @@ func materialize(url, tempDir string, keep bool, runDir string) (string, func(),
 		}
 		return strings.ReplaceAll(url, DirPlaceholder, dir), func() {}, nil
 	}
-	dir, err := os.MkdirTemp(tempDir, "storecheck-run-*")
+	dir, err := backends.MkdirTemp(tempDir, "storecheck-run-")
 	if err != nil {
 		return "", nil, fmt.Errorf("cannot create a database folder: %w", err)
 	}

