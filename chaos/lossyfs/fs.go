@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -50,12 +51,17 @@ func Mount(ctx context.Context, mountpoint, backing string, opts Options) (*FS, 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("lossyfs: mount %s: %w", mp, err)
 	}
+	// What a killed run left mounted would wedge whoever touches its
+	// folder; the next mount removes it.
+	if err := SweepDead(); err != nil {
+		return nil, err
+	}
 	zero := time.Duration(0)
 	server, err := fs.Mount(mp, &node{t: t, in: t.root}, &fs.Options{
 		MountOptions: fuse.MountOptions{
 			DirectMount:       true,
-			DirectMountStrict: true, // no fusermount: Close unmounts with umount(2)
-			FsName:            "lossyfs",
+			DirectMountStrict: true,                  // no fusermount: Close unmounts with umount(2)
+			FsName:            sourceOf(os.Getpid()), // tells SweepDead whose mount it is
 			Name:              "lossyfs",
 			DisableXAttrs:     true,
 			Debug:             opts.Debug,

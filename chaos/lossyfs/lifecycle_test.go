@@ -116,3 +116,44 @@ func TestForceUnmountRemovesTheMountOfADeadServer(t *testing.T) {
 		t.Errorf("force unmount of nothing: %v", err)
 	}
 }
+
+// The mount a killed process left is removed by the next Mount (SweepDead),
+// also while that process is a zombie not yet reaped; a live process's
+// mount is left alone.
+func TestMountSweepsTheMountsOfDeadServers(t *testing.T) {
+	if err := Available(); err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	deadDir, deadMP, _ := tempDirs(t)
+	liveDir, liveMP, _ := tempDirs(t)
+	t.Cleanup(func() { ForceUnmount(deadMP); ForceUnmount(liveMP) })
+	dead := startWorker(t, workerConfig{Job: "mount", Path: deadDir})
+	startWorker(t, workerConfig{Job: "mount", Path: liveDir})
+	// Killed, not reaped: a zombie until the test's cleanup waits for it.
+	if err := dead.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	for start := time.Now(); !exited(dead.cmd.Process.Pid); time.Sleep(10 * time.Millisecond) {
+		if time.Since(start) > 5*time.Second {
+			t.Fatal("the killed worker is not a zombie after 5 s")
+		}
+	}
+	if m, err := Mounted(deadMP); err != nil || !m {
+		t.Fatalf("the dead server's mount is not there: %v %v", m, err)
+	}
+	_, mp, backing := tempDirs(t)
+	f, err := Mount(context.Background(), mp, backing, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if m, err := Mounted(deadMP); err != nil || m {
+		t.Errorf("the dead server's mount is still there after the next Mount: %v %v", m, err)
+	}
+	if m, err := Mounted(liveMP); err != nil || !m {
+		t.Errorf("the live server's mount was removed: %v %v", m, err)
+	}
+	if _, err := os.ReadDir(liveMP); err != nil {
+		t.Errorf("the live server's mount does not serve: %v", err)
+	}
+}

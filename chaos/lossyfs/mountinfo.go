@@ -14,6 +14,7 @@ type mountEntry struct {
 	point  string
 	minor  uint32 // the minor device number: a FUSE connection's number
 	fsType string
+	source string
 }
 
 // Mounted says whether something is mounted on path, from
@@ -80,6 +81,9 @@ func parseMountinfo(line string) (mountEntry, bool) {
 	for i, f := range fields {
 		if f == "-" && i+1 < len(fields) {
 			e.fsType = fields[i+1]
+			if i+2 < len(fields) {
+				e.source = unescapeMountinfo(fields[i+2])
+			}
 			break
 		}
 	}
