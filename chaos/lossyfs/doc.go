@@ -130,7 +130,9 @@
 // file system also closes when the context given to Mount ends: pass one
 // from signal.NotifyContext so that an interrupt unmounts it. A process
 // that dies with the file system mounted leaves a dead mount behind:
-// Mounted tells (from /proc/self/mountinfo), and ForceUnmount removes it.
+// Mounted tells (from /proc/self/mountinfo), and ForceUnmount removes it;
+// each mount names its process in its source (lossyfs-PID), and Mount
+// first removes those of processes that have exited (SweepDead).
 // Available says why FUSE cannot be used on this machine; callers report
 // "NOT RUN: <reason>" with it.
 package lossyfs
