@@ -12,10 +12,14 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/storecheck/storecheck/backends/internal/pids"
 )
 
 // ChainPrefix starts the name of every iptables chain a run creates, so
-// that leftovers can be found (LeftoverChains).
+// that leftovers can be found (LeftoverChains). The name goes on with the
+// process id of the run that made it, so that the next run removes what a
+// killed one left (removeStaleChains).
 const ChainPrefix = "storecheck-"
 
 // firewall isolates loopback processes with iptables rules in a chain of
@@ -43,9 +47,46 @@ func FirewallAvailable() error {
 }
 
 func newFirewall() *firewall {
-	b := make([]byte, 4)
+	b := make([]byte, 3)
 	_, _ = rand.Read(b)
-	return &firewall{chain: ChainPrefix + hex.EncodeToString(b), rules: map[string][][]string{}}
+	// At most 11+7+1+6 = 25 characters: iptables takes 28.
+	return &firewall{chain: ChainPrefix + strconv.Itoa(os.Getpid()) + "-" + hex.EncodeToString(b), rules: map[string][][]string{}}
+}
+
+// chainOwner is the process id in a chain name newFirewall made.
+func chainOwner(chain string) (int, bool) {
+	rest, ok := strings.CutPrefix(chain, ChainPrefix)
+	if !ok {
+		return 0, false
+	}
+	pid, suffix, ok := strings.Cut(rest, "-")
+	n, err := strconv.Atoi(pid)
+	if !ok || err != nil || n <= 0 || len(suffix) != 6 {
+		return 0, false
+	}
+	return n, true
+}
+
+// removeStaleChains deletes the chains, their rules and the jumps to them
+// of runs that are gone (a run SIGKILLed while a node was isolated): their
+// rules would drop the packets of whatever next runs as those user ids.
+func removeStaleChains(ctx context.Context) error {
+	chains, err := LeftoverChains(ctx)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range chains {
+		pid, ok := chainOwner(c)
+		if !ok || pid == os.Getpid() || pids.Alive(pid) {
+			continue
+		}
+		stale := &firewall{chain: c, created: true}
+		if err := stale.close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("remove the chain %s that process %d left: %w", c, pid, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // iptables runs iptables with args, -w so that it waits for the xtables lock.
@@ -62,6 +103,9 @@ func iptables(ctx context.Context, args ...string) error {
 func (f *firewall) ensure(ctx context.Context) error {
 	if f.created {
 		return nil
+	}
+	if err := removeStaleChains(ctx); err != nil {
+		return err
 	}
 	if err := iptables(ctx, "-N", f.chain); err != nil {
 		return err

@@ -1,0 +1,79 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestChainOwner(t *testing.T) {
+	f := newFirewall()
+	if len(f.chain) > 28 {
+		t.Errorf("chain name %q is longer than iptables takes (28)", f.chain)
+	}
+	for chain, want := range map[string]int{
+		f.chain:                     os.Getpid(),
+		"storecheck-4194304-0a1b2c": 4194304,
+		"storecheck-0a1b2c3d":       0, // before chains named their process: left alone
+		"storecheck-12-0a1b2c3d":    0,
+		"other-12-0a1b2c":           0,
+		"storecheck--0a1b2c":        0,
+		"storecheck-x12-0a1b2c":     0,
+	} {
+		got, ok := chainOwner(chain)
+		if ok != (want > 0) || got != want {
+			t.Errorf("chainOwner(%q) = %d, %v; want %d", chain, got, ok, want)
+		}
+	}
+}
+
+// The chain a SIGKILLed run left (its rules and the jump to it from
+// OUTPUT) is removed by the next run's first isolation; a live run's chain
+// is left alone.
+func TestStaleChainsAreRemoved(t *testing.T) {
+	if err := FirewallAvailable(); err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := fmt.Sprintf("%s%d-0a1b2c", ChainPrefix, dead.Process.Pid)
+	live := ChainPrefix + "1-0a1b2c" // pid 1 runs
+	for _, c := range []string{stale, live} {
+		left := &firewall{chain: c, rules: map[string][][]string{}}
+		t.Cleanup(func() { left.created = true; left.close(context.Background()) })
+		if err := left.ensure(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := iptables(ctx, "-A", c, "-o", "lo", "-p", "tcp", "--dport", "1", "-j", "DROP"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f := newFirewall()
+	t.Cleanup(func() { f.close(context.Background()) })
+	if err := f.ensure(ctx); err != nil {
+		t.Fatal(err)
+	}
+	chains, err := LeftoverChains(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(chains, stale) || !slices.Contains(chains, live) || !slices.Contains(chains, f.chain) {
+		t.Errorf("chains after the next run's isolation: %v; want %s gone, %s and %s there", chains, stale, live, f.chain)
+	}
+	out, err := exec.CommandContext(ctx, "iptables", "-w", "5", "-S", "OUTPUT").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(out), stale) {
+		t.Errorf("the jump to %s is still in OUTPUT:\n%s", stale, out)
+	}
+}
