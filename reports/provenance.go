@@ -68,6 +68,14 @@ type Gate struct {
 	Headline string `json:"headline"`
 }
 
+// The exit codes of a gate.
+const (
+	ExitPassed      = 0   // every run passed (or a FAIL was accepted as a known issue)
+	ExitFailed      = 1   // a check failed, a run was interrupted, nothing was checked, or a NOT RUN under --fail-on-not-run
+	ExitCouldNotRun = 2   // run and replay: the run asked for could not happen
+	ExitInterrupted = 130 // the command was interrupted; the summary marks the unfinished runs
+)
+
 // The NOT RUN rules a gate is computed under, as its headline names them
 // ("2 NOT RUN under --fail-on-not-run"); "" when a NOT RUN does not fail it.
 const (
@@ -75,12 +83,37 @@ const (
 	NotRunFailsRun       = "(a run asked for could not happen)"
 )
 
-// GateOf says what the exit code of s means, given the policy it was
-// computed under: "PASS", or "GATE FAILED: " and what failed it. notRunRule
-// is how a NOT RUN fails the gate (NotRunFailsUnderFlag for qualify and
-// merge with --fail-on-not-run, NotRunFailsRun for run and replay), "" when
-// it does not.
-func GateOf(s *Summary, code int, notRunRule string, acceptKnown bool) *Gate {
+// Policy is what a command's gate fails on besides a FAIL (and an
+// INTERRUPTED run, and nothing checked), which always fail it.
+type Policy struct {
+	// NotRun is how a NOT RUN run that applies fails the gate: "" when
+	// it does not (qualify, merge), NotRunFailsUnderFlag with exit 1
+	// (their --fail-on-not-run), NotRunFailsRun with exit 2 (run and
+	// replay, which asked for that one run), unless a FAIL already
+	// failed it.
+	NotRun string
+	// AcceptKnown lets a FAIL that a known upstream issue explains pass.
+	AcceptKnown bool
+	// Interrupted: the command was interrupted; it exits 130.
+	Interrupted bool
+}
+
+// Decide is the gate of s under p: its exit code and a headline saying
+// why, worked out in this one place so that the two always agree.
+func Decide(s *Summary, p Policy) *Gate {
+	code := s.exitCode(p.NotRun == NotRunFailsUnderFlag, p.AcceptKnown)
+	if p.NotRun == NotRunFailsRun && (code == ExitPassed && s.CouldNotRun() != nil || s.NothingChecked()) {
+		code = ExitCouldNotRun
+	}
+	if p.Interrupted {
+		code = ExitInterrupted
+	}
+	return gateOf(s, code, p.NotRun, p.AcceptKnown)
+}
+
+// gateOf says what exit code means for s under the NOT RUN rule it was
+// worked out with (Decide): "PASS", or "GATE FAILED: " and what failed it.
+func gateOf(s *Summary, code int, notRunRule string, acceptKnown bool) *Gate {
 	failOnNotRun := notRunRule != ""
 	var fail, known, interrupted, notRun, notApplicable int
 	for _, r := range s.Runs {

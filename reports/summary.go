@@ -201,31 +201,43 @@ func (p Replay) String() string {
 	}
 }
 
-// ExitCode is what a command that produced s exits with: 0 when every run
-// passed, 1 when any failed (unless acceptKnown and a known issue explains
-// it) or was interrupted, or (with failOnNotRun) was not run, and 1 when
-// nothing was checked at all (NothingChecked): a gate that checked nothing
-// has not passed, whatever its NOT RUN policy.
-func (s *Summary) ExitCode(failOnNotRun, acceptKnown bool) int {
+// exitCode is the gate's exit code before its command's own rules
+// (Decide): 0 when every run passed, 1 when any failed (unless acceptKnown
+// and a known issue explains it) or was interrupted, or (with
+// failOnNotRun) was not run, and 1 when nothing was checked at all
+// (NothingChecked): a gate that checked nothing has not passed, whatever
+// its NOT RUN policy.
+func (s *Summary) exitCode(failOnNotRun, acceptKnown bool) int {
 	if s.NothingChecked() {
-		return 1
+		return ExitFailed
 	}
-	code := 0
+	code := ExitPassed
 	for _, r := range s.Runs {
 		switch r.Verdict {
 		case Fail:
 			if !acceptKnown || r.KnownIssue == "" {
-				code = 1
+				code = ExitFailed
 			}
 		case Interrupted:
-			code = 1
+			code = ExitFailed
 		case NotRun:
 			if failOnNotRun && !r.NotApplicable {
-				code = 1
+				code = ExitFailed
 			}
 		}
 	}
 	return code
+}
+
+// CouldNotRun is the first run that was NOT RUN though it applies (its
+// backend could not be started, say), or nil.
+func (s *Summary) CouldNotRun() *Run {
+	for i, r := range s.Runs {
+		if r.Verdict == NotRun && !r.NotApplicable {
+			return &s.Runs[i]
+		}
+	}
+	return nil
 }
 
 // NothingChecked says s holds runs and none of them checked anything:

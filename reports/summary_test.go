@@ -15,7 +15,7 @@ func TestExitCodeAcceptKnown(t *testing.T) {
 		accept bool
 		want   int
 	}{{known, false, 1}, {known, true, 0}, {other, true, 1}} {
-		if got := c.s.ExitCode(false, c.accept); got != c.want {
+		if got := Decide(c.s, Policy{AcceptKnown: c.accept}).ExitCode; got != c.want {
 			t.Errorf("accept=%v: exit %d, want %d (%+v)", c.accept, got, c.want, c.s.Runs)
 		}
 	}
@@ -71,13 +71,51 @@ func TestParseSummary(t *testing.T) {
 // (and, for a shard, why), though its exit code is 0.
 func TestGateOfNothingRan(t *testing.T) {
 	shard := &Summary{Seed: 4, Shard: &Shard{K: 3, N: 3, Plan: 2}}
-	if g := GateOf(shard, 0, "", false); g.ExitCode != 0 || g.Headline != "NOTHING RAN: shard 3/3 of a 2-run plan holds no run (not a failure)" {
+	if g := Decide(shard, Policy{}); g.ExitCode != 0 || g.Headline != "NOTHING RAN: shard 3/3 of a 2-run plan holds no run (not a failure)" {
 		t.Errorf("empty shard: %+v", g)
 	}
-	if g := GateOf(&Summary{Seed: 4}, 0, "", false); g.Headline != "NOTHING RAN: the plan holds no run" {
+	if g := Decide(&Summary{Seed: 4}, Policy{}); g.Headline != "NOTHING RAN: the plan holds no run" {
 		t.Errorf("empty plan: %+v", g)
 	}
-	if g := GateOf(&Summary{Seed: 4, Runs: []Run{{Verdict: Pass}}}, 0, "", false); g.Headline != "PASS" {
+	if g := Decide(&Summary{Seed: 4, Runs: []Run{{Verdict: Pass}}}, Policy{}); g.Headline != "PASS" {
 		t.Errorf("a pass: %+v", g)
+	}
+}
+
+// TestDecide: every policy's exit code and headline, worked out together.
+func TestDecide(t *testing.T) {
+	pass := Run{Verdict: Pass}
+	fail := Run{Verdict: Fail}
+	known := Run{Verdict: Fail, KnownIssue: "raft-heartbeat-term-race"}
+	notRun := Run{Verdict: NotRun, Reason: "no rqlited"}
+	notApplicable := Run{Verdict: NotRun, NotApplicable: true}
+	interrupted := Run{Verdict: Interrupted}
+	underFlag := Policy{NotRun: NotRunFailsUnderFlag}
+	run := Policy{NotRun: NotRunFailsRun}
+	for _, c := range []struct {
+		name     string
+		runs     []Run
+		p        Policy
+		code     int
+		headline string
+	}{
+		{"all pass", []Run{pass, pass}, Policy{}, 0, "PASS"},
+		{"a fail", []Run{pass, fail}, Policy{}, 1, "GATE FAILED: 1 FAIL"},
+		{"a known issue", []Run{pass, known}, Policy{}, 1, "GATE FAILED: 1 FAIL"},
+		{"a known issue, accepted", []Run{pass, known}, Policy{AcceptKnown: true}, 0, "PASS (1 FAIL accepted as known upstream issues)"},
+		{"a not run, qualify", []Run{pass, notRun}, Policy{}, 0, "PASS (1 NOT RUN (not failing the gate))"},
+		{"a not run, --fail-on-not-run", []Run{pass, notRun}, underFlag, 1, "GATE FAILED: 1 NOT RUN under --fail-on-not-run"},
+		{"not applicable, --fail-on-not-run", []Run{pass, notApplicable}, underFlag, 0, "PASS (1 not applicable)"},
+		{"a not run, run", []Run{pass, notRun}, run, 2, "GATE FAILED: 1 NOT RUN (a run asked for could not happen)"},
+		{"a fail and a not run, run", []Run{fail, notRun}, run, 1, "GATE FAILED: 1 FAIL, 1 NOT RUN (a run asked for could not happen)"},
+		{"nothing checked, qualify", []Run{notRun}, Policy{}, 1, "GATE FAILED: nothing was checked (every run NOT RUN) (1 NOT RUN)"},
+		{"nothing applied, run", []Run{notApplicable}, run, 2, "GATE FAILED: nothing was checked (every run NOT RUN) (1 not applicable)"},
+		{"an interrupted run", []Run{pass, interrupted}, Policy{}, 1, "GATE FAILED: 1 INTERRUPTED"},
+		{"the command interrupted", []Run{pass, interrupted}, Policy{Interrupted: true}, 130, "GATE FAILED: 1 INTERRUPTED"},
+	} {
+		g := Decide(&Summary{Seed: 1, Runs: c.runs}, c.p)
+		if g.ExitCode != c.code || g.Headline != c.headline {
+			t.Errorf("%s: exit %d %q; want %d %q", c.name, g.ExitCode, g.Headline, c.code, c.headline)
+		}
 	}
 }

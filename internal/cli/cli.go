@@ -12,14 +12,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/worker"
 )
 
-// Exit codes.
+// Exit codes: a gate's (reports.Decide), and bad usage.
 const (
-	ExitOK    = 0 // every run passed
-	ExitFail  = 1 // a check failed (or a gate's condition was not met)
-	ExitUsage = 2 // bad usage or a harness error
+	ExitOK    = reports.ExitPassed // every run passed
+	ExitFail  = reports.ExitFailed // a check failed (or a gate's condition was not met)
+	ExitUsage = 2                  // bad usage or a harness error; for run and replay also a run that could not happen (reports.ExitCouldNotRun)
 )
 
 // usageError is bad input: one line on stderr and exit 2.

@@ -17,7 +17,7 @@ import (
 
 // ExitInterrupted is the exit code of a command stopped by Ctrl-C (128 +
 // SIGINT, as shells report it).
-const ExitInterrupted = 130
+const ExitInterrupted = reports.ExitInterrupted
 
 // outputFlags say where results go and how much is printed.
 type outputFlags struct {
@@ -40,25 +40,23 @@ func announceSeed(e *env, o outputFlags, seed uint64) {
 	}
 }
 
-// notRunPolicy says what a NOT RUN run does to the exit code.
-type notRunPolicy int
-
+// What a NOT RUN run does to the exit code (reports.Policy.NotRun).
 const (
-	notRunPasses  notRunPolicy = iota // qualify without --fail-on-not-run: shown, exit unaffected
-	notRunFails                       // qualify --fail-on-not-run: exit 1
-	notRunIsError                     // run, replay: the run asked for could not happen; exit 2
+	notRunPasses  = ""                           // qualify without --fail-on-not-run: shown, exit unaffected
+	notRunFails   = reports.NotRunFailsUnderFlag // qualify --fail-on-not-run: exit 1
+	notRunIsError = reports.NotRunFailsRun       // run, replay: the run asked for could not happen; exit 2
 )
 
 // execute runs the plan, writes summary.json and the reports rendered from
 // it, prints the outcome and returns the exit code. An interrupted run still
 // writes its summary, with the runs it could not finish marked INTERRUPTED.
-func execute(ctx context.Context, e *env, plan runner.Plan, o outputFlags, policy notRunPolicy, command string) (int, error) {
+func execute(ctx context.Context, e *env, plan runner.Plan, o outputFlags, policy string, command string) (int, error) {
 	return executeThen(ctx, e, plan, o, policy, command, nil)
 }
 
 // executeThen is execute with a step between the runs and the summary:
 // replay compares its run with the original there.
-func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, policy notRunPolicy, command string, then func(*reports.Summary)) (int, error) {
+func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, policy string, command string, then func(*reports.Summary)) (int, error) {
 	mode := chooseProgress(e.stderr, o.quiet || o.json)
 	started := time.Now().UTC()
 	sum := runner.Execute(ctx, plan, newProgress(e.stderr, mode))
@@ -67,21 +65,8 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 		then(sum)
 	}
 	sum.Finish(build(), host(), time.Now())
-	code := sum.ExitCode(policy == notRunFails, o.acceptKnown)
-	if policy == notRunIsError && (code == ExitOK && couldNotRun(sum) != nil || sum.NothingChecked()) {
-		code = ExitUsage
-	}
-	if ctx.Err() != nil {
-		code = ExitInterrupted
-	}
-	rule := ""
-	switch policy {
-	case notRunFails:
-		rule = reports.NotRunFailsUnderFlag
-	case notRunIsError:
-		rule = reports.NotRunFailsRun
-	}
-	sum.Gate = reports.GateOf(sum, code, rule, o.acceptKnown)
+	sum.Gate = reports.Decide(sum, reports.Policy{NotRun: policy, AcceptKnown: o.acceptKnown, Interrupted: ctx.Err() != nil})
+	code := sum.Gate.ExitCode
 	path := filepath.Join(o.dir, "summary.json")
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
@@ -107,8 +92,8 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 		fmt.Fprintln(e.stderr, "storecheck: interrupted; the summary marks the unfinished runs INTERRUPTED")
 		return ExitInterrupted, nil
 	}
-	if policy == notRunIsError && code == ExitUsage {
-		r := couldNotRun(sum)
+	if code == reports.ExitCouldNotRun {
+		r := sum.CouldNotRun()
 		if r == nil { // nothing applied: name the first pair
 			r = &sum.Runs[0]
 		}
@@ -203,12 +188,3 @@ func fileExists(path string) bool {
 // for a reason other than its scenario not applying to its backend), or
 // nil. A pair that does not apply is not an error of run or replay as long
 // as another run checked something: `run --scenario conformance` on the
-// default backends skips the backends it does not apply to.
-func couldNotRun(sum *reports.Summary) *reports.Run {
-	for i, r := range sum.Runs {
-		if r.Verdict == reports.NotRun && !r.NotApplicable {
-			return &sum.Runs[i]
-		}
-	}
-	return nil
-}

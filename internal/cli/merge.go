@@ -85,12 +85,12 @@ func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
 	}
 	sum.Command = "storecheck merge " + strings.Join(args, " ")
 	sum.Finish(build(), host(), time.Now())
-	code := sum.ExitCode(failOnNotRun, o.acceptKnown)
-	rule := ""
+	rule := notRunPasses
 	if failOnNotRun {
-		rule = reports.NotRunFailsUnderFlag
+		rule = notRunFails
 	}
-	sum.Gate = reports.GateOf(sum, code, rule, o.acceptKnown)
+	sum.Gate = reports.Decide(sum, reports.Policy{NotRun: rule, AcceptKnown: o.acceptKnown})
+	code := sum.Gate.ExitCode
 	path := filepath.Join(o.dir, "summary.json")
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
