@@ -17,6 +17,7 @@ import (
 
 	golibsql "github.com/tursodatabase/go-libsql"
 
+	"github.com/storecheck/storecheck/backends/internal/listening"
 	"github.com/storecheck/storecheck/backends/internal/tmpfs"
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
 	"github.com/storecheck/storecheck/backends/replica"
@@ -92,6 +93,11 @@ func OpenReplicaCluster(ctx context.Context, t ReplicaTarget, cfg model.Config, 
 	}
 	if c.url == "" {
 		return nil, fmt.Errorf("%s: no primary to connect to", ReplicaScheme)
+	}
+	if opt.Server == nil {
+		if err := primaryListens(ctx, c.url); err != nil {
+			return nil, fmt.Errorf("%s: %w", ReplicaScheme, err)
+		}
 	}
 	c.iptables = sqld.IptablesAvailable() == nil
 	link, via, err := c.link("primary")
@@ -441,3 +447,25 @@ func (c *ReplicaCluster) Close() error {
 type unclosable struct{ boundedStore }
 
 func (unclosable) Close() error { return nil }
+
+// primaryListens says, within listening.RefusedWait, that nothing listens
+// at a primary given by URL, rather than the replica's "channel closed"
+// through the proxy; other failures are left to the connection.
+func primaryListens(ctx context.Context, primary string) error {
+	u, err := url.Parse(primary)
+	if err != nil || u.Hostname() == "" {
+		return nil // the connection says what is wrong with it
+	}
+	port := u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443", "libsql": "443", "wss": "443"}[u.Scheme]
+		if port == "" {
+			port = "80"
+		}
+	}
+	addr := net.JoinHostPort(u.Hostname(), port)
+	if err := listening.Await(ctx, []string{addr}, listening.RefusedWait, "sqld"); err != nil {
+		return fmt.Errorf("primary=%s: %w", u.Redacted(), err)
+	}
+	return nil
+}

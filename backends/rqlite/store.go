@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storecheck/storecheck/backends/internal/listening"
 	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
 )
@@ -170,18 +171,18 @@ func notApplied(err error) error {
 }
 
 // OpenURL opens rqlite:REST (see ParseURL). Where every node refuses
-// connections for refusedWait (or the connect timeout, if shorter) it
+// connections for listening.RefusedWait (or the connect timeout, if shorter) it
 // says nothing listens there, without waiting out the rest of it.
 func OpenURL(ctx context.Context, rest string, cfg model.Config) (model.Store, error) {
 	opt, err := ParseURL(rest)
 	if err != nil {
 		return nil, err
 	}
-	wait := refusedWait
+	wait := listening.RefusedWait
 	if opt.ConnectTimeout > 0 {
 		wait = min(wait, opt.ConnectTimeout)
 	}
-	if err := awaitListening(ctx, opt.Nodes, wait); err != nil {
+	if err := listening.Await(ctx, opt.Nodes, wait, "rqlited"); err != nil {
 		return nil, fmt.Errorf("%s: open: %w", Name, err)
 	}
 	s, err := Open(ctx, opt, cfg)

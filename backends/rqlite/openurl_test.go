@@ -2,11 +2,12 @@ package rqlite
 
 import (
 	"context"
-	"errors"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/storecheck/storecheck/backends/internal/listening"
 
 	"github.com/storecheck/storecheck/model"
 )
@@ -24,7 +25,7 @@ func closedPort(t *testing.T) string {
 }
 
 // TestOpenURLSaysNothingListens: an rqlite:// URL whose nodes refuse every
-// connection is an error naming them within refusedWait, not after the
+// connection is an error naming them within listening.RefusedWait, not after the
 // 30 s connect timeout.
 func TestOpenURLSaysNothingListens(t *testing.T) {
 	addr := closedPort(t)
@@ -34,8 +35,8 @@ func TestOpenURLSaysNothingListens(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "nothing listens at "+addr) || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("OpenURL on a closed port: %v", err)
 	}
-	if took > refusedWait+2*time.Second {
-		t.Errorf("OpenURL took %v to say nothing listens; refusedWait is %v", took, refusedWait)
+	if took > listening.RefusedWait+2*time.Second {
+		t.Errorf("OpenURL took %v to say nothing listens; listening.RefusedWait is %v", took, listening.RefusedWait)
 	}
 	// A shorter connect timeout is the shorter wait.
 	start = time.Now()
@@ -44,28 +45,5 @@ func TestOpenURLSaysNothingListens(t *testing.T) {
 	}
 	if took := time.Since(start); took > 2*time.Second {
 		t.Errorf("connect_timeout=500ms took %v", took)
-	}
-}
-
-// TestAwaitListening: a node that starts listening within the wait is
-// waited for; a cancelled context ends the wait.
-func TestAwaitListening(t *testing.T) {
-	addr := closedPort(t)
-	go func() {
-		time.Sleep(600 * time.Millisecond)
-		l, err := net.Listen("tcp", addr)
-		if err != nil {
-			return // taken meanwhile; the wait then fails and says so
-		}
-		time.Sleep(3 * time.Second)
-		l.Close()
-	}()
-	if err := awaitListening(context.Background(), []string{closedPort(t), addr}, 3*time.Second); err != nil {
-		t.Errorf("a node listening after 0.6 s: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(300*time.Millisecond, cancel)
-	if err := awaitListening(ctx, []string{closedPort(t)}, time.Minute); !errors.Is(err, context.Canceled) {
-		t.Errorf("cancelled wait: %v", err)
 	}
 }
