@@ -29,12 +29,29 @@ type EventCluster interface {
 // snapshot threshold, e.g. rqlited -raft-snap=50, makes this quick), the
 // follower is started again — so that it must catch up by installing the
 // leader's snapshot — and it is SIGKILLed the moment it logs that the
-// install has begun; the heal starts it once more, to install again from
-// whatever the interrupted install left. A random kill schedule reaches
-// that window (tens of milliseconds) almost never. When the leader takes no
+// install has begun; then it is started once more (by the heal, or at once
+// with Hold), to go on from whatever the interrupted install left. A random
+// kill schedule reaches that window (tens of milliseconds) almost never. When the leader takes no
 // snapshot in time, or the follower catches up from the log instead, the
 // injection says so and counts no hit (metric install_kills).
-type KillDuringInstall struct{}
+//
+// With Hold set, the traffic is held from just before the follower is
+// restarted until it has been started again after the kill and the cluster
+// serves; after the kill the leader steps down, and the follower is started
+// again at once instead of at the heal. Without that, whatever the
+// interrupted install left (a node that took the snapshot's index as
+// applied without restoring its database from it, rqlite#2747) is
+// overwritten before anything can see it: the leader that sent the
+// snapshot keeps its next index for the follower until an install
+// succeeds, so it sends a fresh snapshot, whose restore replaces the
+// database. A new leader sends entries instead, from the index the
+// follower says it holds, out of a log that — the traffic held, so no
+// snapshot compacted it — still holds every entry after the snapshot.
+type KillDuringInstall struct {
+	// Hold, when set, holds the workload's traffic and returns the function
+	// that lets it go on (workload.Gate's Close and Open).
+	Hold func() (release func())
+}
 
 // Bounds of the fault's waits: a snapshot under traffic with a low
 // threshold comes within a second or two; the install starts within the
@@ -42,6 +59,10 @@ type KillDuringInstall struct{}
 const (
 	snapshotWait = 20 * time.Second
 	installWait  = 15 * time.Second
+	// settleWait bounds the wait, with the traffic held, for the leader's
+	// snapshot of the writes that came before the hold: with
+	// -raft-snap-int=1s, hashicorp/raft checks every 1–2 s.
+	settleWait = 2500 * time.Millisecond
 )
 
 func (KillDuringInstall) Name() string { return "kill-during-install" }
@@ -57,7 +78,7 @@ func (KillDuringInstall) availableOn(c Cluster) error {
 	return ec.EventsAvailable()
 }
 
-func (KillDuringInstall) injectOn(ctx context.Context, c Cluster, rng *rand.Rand) (Injection, error) {
+func (f KillDuringInstall) injectOn(ctx context.Context, c Cluster, rng *rand.Rand) (Injection, error) {
 	ec := c.(EventCluster)
 	leader, err := c.Leader(ctx)
 	if err != nil {
@@ -85,6 +106,19 @@ func (KillDuringInstall) injectOn(ctx context.Context, c Cluster, rng *rand.Rand
 			return down, ctx.Err()
 		}
 	}
+	held := ""
+	if f.Hold != nil {
+		release := f.Hold()
+		defer release() // on every path; released earlier once the follower is back
+		// The writes before the hold may still make the leader snapshot
+		// (and compact) once more: wait for that, so that the snapshot it
+		// sends is its last until the traffic goes on.
+		if mark, err = ec.LogMark(leader); err != nil {
+			return down, err
+		}
+		_, _ = ec.WaitEvent(ctx, leader, "snapshot", mark, settleWait)
+		held = ", the traffic held"
+	}
 	fmark, err := ec.LogMark(id)
 	if err != nil {
 		return down, err
@@ -104,12 +138,39 @@ func (KillDuringInstall) injectOn(ctx context.Context, c Cluster, rng *rand.Rand
 	if err := c.Kill(ctx, id); err != nil {
 		return Injection{Target: id, Heal: restartHeal(c, id)}, err
 	}
-	return Injection{
+	hit := Injection{
 		Target: id, Heal: restartHeal(c, id),
-		Detail: fmt.Sprintf("SIGKILL follower %s, leader %s snapshotted past it, %s restarted and was SIGKILLed again %.0f ms later as it began installing the snapshot (%q)",
-			id, leader, id, float64(after.Microseconds())/1000, line),
+		Detail: fmt.Sprintf("SIGKILL follower %s, leader %s snapshotted past it%s, %s restarted and was SIGKILLed again %.0f ms later as it began installing the snapshot (%q)",
+			id, leader, held, id, float64(after.Microseconds())/1000, line),
 		Metrics: map[string]float64{"install_kills": 1},
-	}, nil
+	}
+	if f.Hold == nil {
+		return hit, nil
+	}
+	// The leader that sent the snapshot keeps its next index for the
+	// follower until an install succeeds, so it would send a fresh copy,
+	// whose restore overwrites whatever the interrupted install left. A new
+	// leader starts from its own log's end and walks back to what the
+	// follower says it holds: it sends entries from there, out of a log that
+	// (the traffic held) still holds every entry after the snapshot.
+	if err := c.StepDown(ctx); err != nil {
+		return hit, fmt.Errorf("step down %s after the install: %w", leader, err)
+	}
+	next, ms, err := timeNewLeader(ctx, c, leader, time.Now())
+	if err != nil {
+		return hit, fmt.Errorf("after %s stepped down: %w", leader, err)
+	}
+	if err := c.Start(ctx, id); err != nil {
+		return hit, fmt.Errorf("restart %s after the install: %w", id, err)
+	}
+	hit.Heal = func(ctx context.Context) error { return c.WaitHealthy(ctx, healthyWait) }
+	back := time.Now()
+	if err := c.WaitHealthy(ctx, healthyWait); err != nil {
+		return hit, fmt.Errorf("after restarting %s: %w", id, err)
+	}
+	hit.Detail += fmt.Sprintf("; %s stepped down, %s led after %.0f ms, %s was started again and the cluster served after %.0f ms, before the traffic went on",
+		leader, next, ms, id, float64(time.Since(back).Microseconds())/1000)
+	return hit, nil
 }
 
 func (f KillDuringInstall) Available(on any) error { return onCluster{f}.Available(on) }

@@ -15,6 +15,7 @@ type eventFake struct {
 	*fakeCluster
 	events map[string][]string
 	kills  []string
+	steps  []string // kills, starts, step-downs, holds and releases, in order
 }
 
 func (e *eventFake) EventsAvailable() error        { return nil }
@@ -31,7 +32,16 @@ func (e *eventFake) WaitEvent(_ context.Context, id, event string, _ int64, _ ti
 }
 func (e *eventFake) Kill(ctx context.Context, id string) error {
 	e.kills = append(e.kills, id)
+	e.steps = append(e.steps, "kill "+id)
 	return e.fakeCluster.Kill(ctx, id)
+}
+func (e *eventFake) Start(ctx context.Context, id string) error {
+	e.steps = append(e.steps, "start "+id)
+	return e.fakeCluster.Start(ctx, id)
+}
+func (e *eventFake) StepDown(ctx context.Context) error {
+	e.steps = append(e.steps, "step down")
+	return e.fakeCluster.StepDown(ctx)
 }
 
 // TestKillDuringInstall: the follower is killed, started when the leader
@@ -76,5 +86,44 @@ func TestKillDuringInstall(t *testing.T) {
 
 	if err := (KillDuringInstall{}).Available(newFake()); err == nil {
 		t.Error("available on a cluster without events")
+	}
+}
+
+// TestKillDuringInstallHeld: with Hold, the traffic is held before the
+// follower is restarted; after the kill at its install the leader steps
+// down and the follower is started at once, and the traffic is released
+// only then — so that a new leader sends it entries from a log the traffic
+// has not compacted, instead of the old leader sending a fresh snapshot
+// that would overwrite what the interrupted install left (rqlite#2747).
+func TestKillDuringInstallHeld(t *testing.T) {
+	ctx := context.Background()
+	f := &eventFake{fakeCluster: newFake(), events: map[string][]string{"n1": {"snapshot", "snapshot", "snapshot"}, "n2": {"snapshot-install"}, "n3": {"snapshot-install"}}}
+	releases := 0
+	hold := func() func() {
+		f.steps = append(f.steps, "hold")
+		return func() { releases++; f.steps = append(f.steps, "release") }
+	}
+	inj, err := KillDuringInstall{Hold: hold}.Inject(ctx, f, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := inj.Target
+	want := []string{"kill " + id, "hold", "start " + id, "kill " + id, "step down", "start " + id, "release"}
+	if strings.Join(f.steps, ", ") != strings.Join(want, ", ") || releases != 1 {
+		t.Fatalf("steps %v (%d releases); want %v", f.steps, releases, want)
+	}
+	if f.down[id] || f.leader == "n1" || inj.Metrics["install_kills"] != 1 || !strings.Contains(inj.Detail, "stepped down") {
+		t.Fatalf("after the injection: %s down %v, leader %s, injection %+v", id, f.down[id], f.leader, inj)
+	}
+	if err := inj.Heal(ctx); err != nil || len(f.broken()) != 0 || len(f.steps) != len(want) {
+		t.Fatalf("heal: %v, still broken: %v, steps %v (the heal only waits)", err, f.broken(), f.steps)
+	}
+
+	// No install: the traffic is released all the same.
+	f = &eventFake{fakeCluster: newFake(), events: map[string][]string{"n1": {"snapshot", "snapshot"}}}
+	releases = 0
+	inj, err = KillDuringInstall{Hold: hold}.Inject(ctx, f, rand.New(rand.NewPCG(1, 2)))
+	if err != nil || releases != 1 || inj.Metrics["install_kills"] != 0 {
+		t.Fatalf("no install: %v, %d releases, injection %+v", err, releases, inj)
 	}
 }

@@ -78,11 +78,16 @@ func rqliteScenarios() []Scenario {
 // never PASS.
 func killDuringInstallScenario() Scenario {
 	const name = "kill-during-install"
-	sc := faultScenario(name, "a follower is SIGKILLed, the leader snapshots past it, the follower is restarted and SIGKILLed again "+
-		"the moment its live log shows it installing the leader's snapshot, then restarted, again and again, under the concurrent workload "+
+	sc := faultScenario(name, "a follower is SIGKILLed, the leader snapshots past it, the traffic is held, the follower is restarted and SIGKILLed again "+
+		"the moment its live log shows it installing the leader's snapshot, the leader steps down and the follower is restarted at once "+
+		"(so that a new leader sends it entries, not a fresh snapshot, and what the interrupted install left stays), then the traffic goes on; "+
+		"again and again, under the concurrent workload "+
 		"(a process cluster; its servers get a low snapshot threshold, "+snapshotFlags+", unless the URL sets one)",
-		func(cluster.Cluster, *workload.Config) chaos.Schedule {
-			return chaos.Schedule{Faults: []chaos.Fault{chaos.KillDuringInstall{}}, Interval: 2 * time.Second, Duration: 3 * time.Second, Jitter: 0.3}
+		func(_ cluster.Cluster, w *workload.Config) chaos.Schedule {
+			gate := &workload.Gate{}
+			w.Gate = gate
+			hold := func() func() { gate.Close(); return gate.Open }
+			return chaos.Schedule{Faults: []chaos.Fault{chaos.KillDuringInstall{Hold: hold}}, Interval: 2 * time.Second, Duration: 3 * time.Second, Jitter: 0.3}
 		})
 	run := sc.Run
 	sc.Run = func(ctx context.Context, t Target, p Params) Result {
@@ -270,6 +275,7 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 		out.Reason = rqOneLine(GuaranteeRecovery + ": a node's tables could not be read after the heal: " + after.harness.Error())
 	}
 	inspectNodes(ctx, p, cl, after, nodeReader(cs)).apply(&out)
+	keepUnrestored(p, &out)
 	out.Metrics["settle_ms"] = float64(after.settled.Milliseconds())
 	events := tl.Faults()
 	faultMetrics(out.Metrics, res, events)

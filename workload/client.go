@@ -52,6 +52,12 @@ func newWorker(idx int, cfg *Config, c *linearizability.Client, execs []string, 
 // harness failure (a call the recorder refused).
 func (w *worker) run(ctx context.Context, deadline time.Time) error {
 	for i := 0; i < w.plan.steps && ctx.Err() == nil && time.Now().Before(deadline); i++ {
+		if w.cfg.Gate != nil {
+			w.cfg.Gate.Wait(ctx)
+			if ctx.Err() != nil || !time.Now().Before(deadline) {
+				break
+			}
+		}
 		err := w.step(ctx, i)
 		w.done++
 		if errors.Is(err, linearizability.ErrNotRecorded) {

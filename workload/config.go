@@ -94,6 +94,11 @@ type Config struct {
 	// a fault that must land right after an acknowledgement listens to it.
 	// It must not block.
 	OnAck func()
+	// Gate, when set, is waited on before each step of every client: a
+	// fault closes it to hold the traffic for a moment (kill-during-install
+	// holds the writes while an interrupted install is retried, so that the
+	// leader compacts nothing meanwhile).
+	Gate *Gate
 	// Replicas, when set, gives client i a replica of its own to read from,
 	// Replicas[i % len(Replicas)], while the store Run is given is the
 	// primary: its reads are held to the replica rules instead of

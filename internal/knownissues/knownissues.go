@@ -99,8 +99,31 @@ func All() []Issue {
 		Guarantees: []string{"log matching", "durability", "convergence", "lost update"},
 		Upstream:   "https://github.com/hashicorp/raft/issues/695",
 		Doc:        "docs/KNOWN-ISSUES.md#raft-heartbeat-term-race",
+	}, {
+		ID: "rqlite-fast-restart-unrestored-snapshot",
+		Title: "rqlite (df4edc42, v10.2.7+23): a node killed after it installed a leader's snapshot but before its database was restored from it restarts on the fast path, " +
+			"takes the snapshot's index as applied over a database that never held it, and misses the rows committed up to it for good",
+		Scheme: "rqlite+process",
+		// The restarts scenarios.keepUnrestored found in the nodes' own
+		// logs: a life that ended after "copied to local snapshot" with no
+		// restore after it, and the next life's fast path.
+		Signature:      UnrestoredInstall,
+		EvidenceSuffix: "unrestored-installs.txt",
+		// A node missing committed rows differs from the others and lacks
+		// acknowledged versions; once it leads (a step-down, an election),
+		// the clients read and write through its state, and any check of
+		// the history can break. Log Matching cannot: its Raft log is whole.
+		Guarantees: []string{"durability", "convergence", "lost update", "linearizability", "stale read", "trace ring",
+			"atomicity", "effect-once", "duplicate delivery", "lost delivery", "delivery order", "phantom write", "timers"},
+		Upstream: "https://github.com/rqlite/rqlite/issues/2747",
+		Doc:      "docs/KNOWN-ISSUES.md#rqlite-fast-restart-unrestored-snapshot",
 	}}
 }
+
+// UnrestoredInstall marks, in a run's unrestored-installs.txt, a node that
+// restarted on rqlite's fast path over a snapshot it had installed but
+// never restored (rqlite-fast-restart-unrestored-snapshot).
+const UnrestoredInstall = "restarted on the fast path over a snapshot it installed but never restored"
 
 // Match returns the known issue that explains a run of scenario on a
 // backend of scheme that failed guarantee, whose evidence is in folder, or

@@ -120,3 +120,33 @@ func TestMatchDivergedRaftLogs(t *testing.T) {
 		}
 	}
 }
+
+// TestMatchUnrestoredInstall: rqlite#2747 is recognised by the restarts
+// the fault run found in the nodes' logs (unrestored-installs.txt), for
+// what a node missing committed rows breaks, never for Log Matching (its
+// Raft log is whole), and not without that file.
+func TestMatchUnrestoredInstall(t *testing.T) {
+	is := Lookup("rqlite-fast-restart-unrestored-snapshot")
+	if is == nil {
+		t.Fatal("no rqlite-fast-restart-unrestored-snapshot in the catalogue")
+	}
+	dir := t.TempDir()
+	line := "n2: life 3 " + UnrestoredInstall + " (\"… skipping restore\"): life 2 ended (signal: killed) after \"… copied to local snapshot: bytes=1\" with no restore after it\n"
+	if got := Match("rqlite+process", "kill-during-install", "convergence", dir); got != nil {
+		t.Fatalf("matched %s without evidence", got.ID)
+	}
+	if err := os.WriteFile(filepath.Join(dir, is.EvidenceSuffix), []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []string{"convergence", "durability", "lost update", "linearizability"} {
+		if got := Match("rqlite+process", "kill-during-install", g, dir); got == nil || got.ID != is.ID {
+			t.Errorf("%s: matched %v", g, got)
+		}
+	}
+	if got := Match("rqlite+process", "kill-during-install", "log matching", dir); got != nil {
+		t.Errorf("log matching explained by %s", got.ID)
+	}
+	if got := Match("libsql+replica", "kill-during-install", "convergence", dir); got != nil {
+		t.Errorf("another backend matched %s", got.ID)
+	}
+}

@@ -1,0 +1,99 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storecheck/storecheck/internal/knownissues"
+	"github.com/storecheck/storecheck/reports"
+)
+
+// nodeLog is a process node's log as the supervisor writes it: lives
+// marked by their start and exit lines (lines as rqlited df4edc42 logs).
+func nodeLog(lives ...[]string) string {
+	var b strings.Builder
+	for i, l := range lives {
+		b.WriteString("=== storecheck: starting n2 at 2026-12-03T08:46:0" + string(rune('0'+i)) + "Z: /tmp/rqlited [-node-id n2]\n")
+		for _, line := range l {
+			b.WriteString(line + "\n")
+		}
+		b.WriteString("=== storecheck: n2 exited at 2026-12-03T08:46:0" + string(rune('0'+i)) + ".5Z: signal: killed\n")
+	}
+	return b.String()
+}
+
+const (
+	lnInstalled = "[raft] 2026/12/03 08:46:07 [INFO]  copied to local snapshot: bytes=189292"
+	lnRestoring = "[store] 2026/12/03 08:46:07 initiating node restore on node ID n2"
+	lnSwapped   = "[store] 2026/12/03 08:46:07 successfully opened database at /dev/shm/x/n2/db.sqlite due to restore"
+	lnFast      = "[store] 2026/12/03 08:46:08 detected successful prior snapshot operation, skipping restore"
+	lnFull      = "[store] 2026/12/03 08:46:08 clean snapshot failed mod time and size check, full restore needed"
+)
+
+// TestUnrestoredInstalls: a life that ended after an install with no
+// restore after it (the kill before or inside the restore), followed by a
+// fast restart, is found (rqlite#2747, as df4edc42 logs it in
+// kill-during-install); an install restored before the kill, or a restart
+// that restores in full, is not.
+func TestUnrestoredInstalls(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		lives [][]string
+		want  int
+	}{
+		{"killed before the restore, fast restart", [][]string{{lnFast}, {lnInstalled}, {lnFast}}, 1},
+		{"killed inside the restore, fast restart", [][]string{{}, {lnInstalled, lnRestoring}, {lnFast}}, 1},
+		{"twice", [][]string{{}, {lnInstalled}, {lnFast, lnInstalled, lnRestoring}, {lnFast}}, 2},
+		{"restored before the kill", [][]string{{}, {lnInstalled, lnRestoring, lnSwapped}, {lnFast}}, 0},
+		{"full restore after the kill", [][]string{{}, {lnInstalled}, {lnFull}, {lnFast}}, 0},
+		{"no install", [][]string{{lnFast}, {lnFast}}, 0},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "n2.log"), []byte(nodeLog(c.lives...)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := unrestoredInstalls(dir)
+		if len(got) != c.want {
+			t.Errorf("%s: found %d, want %d: %q", c.name, len(got), c.want, got)
+		}
+		for _, g := range got {
+			if !strings.HasPrefix(g, "n2: life ") || !strings.Contains(g, knownissues.UnrestoredInstall) || !strings.Contains(g, "copied to local snapshot") {
+				t.Errorf("%s: line %q", c.name, g)
+			}
+		}
+	}
+}
+
+// TestKeepUnrestored: the restarts are counted, kept in the run's folder
+// and named in a FAIL's reason, and the FAIL is then the known issue.
+func TestKeepUnrestored(t *testing.T) {
+	out := t.TempDir()
+	p := Params{OutDir: out}
+	if err := os.MkdirAll(folder(p).LogDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(folder(p).LogDir(), "n2.log"), []byte(nodeLog([]string{}, []string{lnInstalled}, []string{lnFast})), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := Result{Verdict: reports.Fail, Guarantee: GuaranteeConvergence, Reason: "convergence: node n2 differs", Metrics: map[string]float64{}}
+	keepUnrestored(p, &res)
+	if res.Metrics["unrestored_installs"] != 1 || !strings.Contains(res.Reason, "rqlite#2747") {
+		t.Fatalf("metrics %v, reason %q", res.Metrics, res.Reason)
+	}
+	if is := knownissues.Match("rqlite+process", "kill-during-install", GuaranteeConvergence, out); is == nil || is.ID != "rqlite-fast-restart-unrestored-snapshot" {
+		t.Errorf("known issue %v", is)
+	}
+	if is := knownissues.Match("rqlite+process", "kill-during-install", "log matching", out); is != nil {
+		t.Errorf("log matching explained by %s", is.ID)
+	}
+
+	// Nothing found: nothing kept, the reason unchanged.
+	clean := Params{OutDir: t.TempDir()}
+	pass := Result{Verdict: reports.Pass, Metrics: map[string]float64{}}
+	keepUnrestored(clean, &pass)
+	if _, err := os.Stat(filepath.Join(clean.OutDir, unrestoredEvidence)); err == nil || pass.Metrics["unrestored_installs"] != 0 || pass.Reason != "" {
+		t.Errorf("a run without such a restart: %v %q (%v)", pass.Metrics, pass.Reason, err)
+	}
+}
