@@ -95,8 +95,9 @@ const nodePrefix = "node "
 // nodeName is the history's name of node id in its life k.
 func nodeName(id string, k int) string { return fmt.Sprintf("%s%s#%d", nodePrefix, id, k) }
 
-// observeNodes reads every node of cs on its own, every nodeReadEvery, for
-// an execution drawn from the seed, until ctx ends.
+// observeNodes reads every node of cs on its own, every nodeReadEvery
+// (nodeReadsAtOnce reads at once), for executions drawn from the seed,
+// until ctx ends.
 func observeNodes(cs clusterStore, l *lives, seed uint64) func(context.Context, []string, func(model.Store, string) *linearizability.Client) error {
 	return func(ctx context.Context, execs []string, newClient func(model.Store, string) *linearizability.Client) error {
 		nodes := cs.Cluster().Nodes()
@@ -123,9 +124,19 @@ func observeNodes(cs clusterStore, l *lives, seed uint64) func(context.Context, 
 	}
 }
 
-// readNode is one node's reader: one history client per process life.
+// nodeReadsAtOnce is how many reads of a node each tick sends together:
+// a node that serves concurrent reads from copies of different ages (a
+// pool of read connections, one holding an old read transaction) goes
+// back in time only when its reads overlap, which one read at a time never
+// shows (docs/DETECTION.md).
+const nodeReadsAtOnce = 2
+
+// readNode is one node's reader: each tick, nodeReadsAtOnce reads at once,
+// each from a history client of its own per process life, all named after
+// the node's life (the replica rules hold them together).
 func readNode(ctx context.Context, view model.Store, id string, l *lives, execs []string, rng *rand.Rand, newClient func(model.Store, string) *linearizability.Client) {
-	clients := map[int]*linearizability.Client{}
+	type slot struct{ life, n int }
+	clients := map[slot]*linearizability.Client{}
 	tick := time.NewTicker(nodeReadEvery)
 	defer tick.Stop()
 	for {
@@ -134,16 +145,22 @@ func readNode(ctx context.Context, view model.Store, id string, l *lives, execs 
 			return
 		case <-tick.C:
 		}
-		exec := execs[rng.IntN(len(execs))]
 		k := l.of(id)
-		c := clients[k]
-		if c == nil {
-			c = newClient(view, nodeName(id, k))
-			clients[k] = c
+		var wg sync.WaitGroup
+		for n := range nodeReadsAtOnce {
+			exec := execs[rng.IntN(len(execs))]
+			c := clients[slot{k, n}]
+			if c == nil {
+				c = newClient(view, nodeName(id, k))
+				clients[slot{k, n}] = c
+			}
+			wg.Go(func() {
+				rctx, cancel := context.WithTimeout(ctx, nodeReadTimeout)
+				defer cancel()
+				_, _ = c.Load(rctx, exec) // a failed read is recorded as failed
+			})
 		}
-		rctx, cancel := context.WithTimeout(ctx, nodeReadTimeout)
-		_, _ = c.Load(rctx, exec) // a failed read is recorded as failed
-		cancel()
+		wg.Wait()
 	}
 }
 

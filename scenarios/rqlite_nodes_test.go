@@ -2,11 +2,15 @@ package scenarios
 
 import (
 	"context"
+	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/linearizability"
+	"github.com/storecheck/storecheck/model"
 )
 
 // nodeLoad is a node read of exec in history form.
@@ -76,4 +80,45 @@ func refuse(id string) error {
 		return cluster.ErrUnknownNode
 	}
 	return nil
+}
+
+// overlapCounter is a store whose loads take a moment and count how many
+// ran at once.
+type overlapCounter struct {
+	model.Store
+	mu           sync.Mutex
+	now, most, n int
+}
+
+func (s *overlapCounter) Load(ctx context.Context, id string) (*model.Execution, error) {
+	s.mu.Lock()
+	s.now++
+	s.n++
+	s.most = max(s.most, s.now)
+	s.mu.Unlock()
+	time.Sleep(20 * time.Millisecond)
+	defer func() { s.mu.Lock(); s.now--; s.mu.Unlock() }()
+	return s.Store.Load(ctx, id)
+}
+
+// TestNodeReadsOverlap: each tick sends nodeReadsAtOnce reads of the node
+// together (a node that goes back only when reads overlap is caught only
+// so), all recorded under the node's name in its life.
+func TestNodeReadsOverlap(t *testing.T) {
+	store := &overlapCounter{Store: model.NewReference(model.DefaultConfig())}
+	rec := linearizability.NewRecorder(store)
+	newClient := func(s model.Store, name string) *linearizability.Client {
+		return rec.NewClient(linearizability.ClientOptions{Store: s, Replica: name})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 4*nodeReadEvery+nodeReadEvery/2)
+	defer cancel()
+	readNode(ctx, store, "n1", &lives{n: map[string]int{}}, []string{"e0", "e1"}, rand.New(rand.NewPCG(1, 1)), newClient)
+	if store.most != nodeReadsAtOnce || store.n < 3*nodeReadsAtOnce {
+		t.Errorf("%d loads, at most %d at once; want at least %d, %d at once", store.n, store.most, 3*nodeReadsAtOnce, nodeReadsAtOnce)
+	}
+	for _, op := range rec.History().Ops {
+		if op.Replica != "node n1#0" {
+			t.Errorf("a node read recorded as %q, want \"node n1#0\"", op.Replica)
+		}
+	}
 }
