@@ -80,9 +80,12 @@ type childCPU struct {
 }
 
 // spinningServers finds the sqld processes this process started that are
-// burning CPU (over half a core across two seconds), kills them, and
-// describes them; "" when there is none.
+// burning CPU (over a quarter of a core across two seconds: a spinning
+// server on a loaded machine gets less than a whole one, and a server a
+// wedged run waits on has no work to do), kills them, and describes them;
+// "" when there is none.
 func spinningServers() string {
+	const spinCPU = 0.5 // CPU seconds in the 2 s sample
 	before := sqldCPU()
 	if len(before) == 0 {
 		return ""
@@ -91,7 +94,7 @@ func spinningServers() string {
 	var found []string
 	for pid, c1 := range sqldCPU() {
 		c0, ok := before[pid]
-		if !ok || c1.seconds-c0.seconds < 1 {
+		if !ok || c1.seconds-c0.seconds < spinCPU {
 			continue
 		}
 		found = append(found, fmt.Sprintf("%s (pid %s) used %.1f s of CPU in 2 s", c1.comm, pid, c1.seconds-c0.seconds))
@@ -132,12 +135,27 @@ func TestSpinningServersFindsAndKills(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	t.Cleanup(func() { _ = idle.Process.Kill(); _ = idle.Wait() })
+	exited := make(chan error, 1)
+	go func() { exited <- spin.Wait() }()
+	// Whatever the test finds, neither child outlives it (a spinner it
+	// missed would spin on, and a Wait on it would never return).
+	t.Cleanup(func() {
+		_ = spin.Process.Kill()
+		<-exited
+		_ = idle.Process.Kill()
+		_ = idle.Wait()
+	})
 	got := spinningServers()
 	if !strings.Contains(got, "sqld-spin (pid "+strconv.Itoa(spin.Process.Pid)+")") || strings.Contains(got, strconv.Itoa(idle.Process.Pid)) {
 		t.Errorf("found %q", got)
 	}
-	if err := spin.Wait(); err == nil {
+	select {
+	case err := <-exited:
+		if err == nil {
+			t.Errorf("the spinning child exited by itself, not killed")
+		}
+		exited <- err // for the cleanup
+	case <-time.After(5 * time.Second):
 		t.Errorf("the spinning child was not killed")
 	}
 }
