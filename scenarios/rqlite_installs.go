@@ -21,7 +21,9 @@ import (
 // the rows committed between its own last snapshot and that one are gone
 // from it for good (rqlite#2747). Read from each node's log, life by life
 // (process clusters: the supervisor marks every start and exit), and kept
-// in unrestoredEvidence; its lines carry knownissues.UnrestoredInstall.
+// in unrestoredEvidence; the lines of nodes that did not restore a snapshot
+// later carry knownissues.UnrestoredInstall (a later restore repairs the
+// node: its whole database is replaced).
 const (
 	unrestoredEvidence = "unrestored-installs.txt"
 
@@ -35,29 +37,33 @@ const (
 
 // unrestoredInstalls reads the node logs in dir (ID.log) and returns one
 // line per restart on the fast path over an installed, unrestored
-// snapshot, in node order.
-func unrestoredInstalls(dir string) []string {
+// snapshot whose node never restored a snapshot after it (found), in node
+// order, and one per such restart that a later restore repaired. A
+// restore replaces the node's whole database with a snapshot's, so a
+// repaired restart explains nothing the run saw afterwards, and its line
+// does not carry knownissues.UnrestoredInstall.
+func unrestoredInstalls(dir string) (found, repaired []string) {
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	sort.Strings(paths)
-	var found []string
 	for _, path := range paths {
-		found = append(found, unrestoredIn(path)...)
+		f, r := unrestoredIn(path)
+		found, repaired = append(found, f...), append(repaired, r...)
 	}
-	return found
+	return found, repaired
 }
 
-func unrestoredIn(path string) []string {
+func unrestoredIn(path string) (found, repaired []string) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil
+		return nil, nil
 	}
 	defer f.Close()
 	node := strings.TrimSuffix(filepath.Base(path), ".log")
 	var (
-		found          []string
 		life           int
 		pending        string // the install line of this life not yet restored, if any
 		carried, ended string // the previous life's unrestored install, and how it ended
+		fastLife       []int  // the life of each line of found
 	)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
@@ -73,32 +79,48 @@ func unrestoredIn(path string) []string {
 			pending = strings.TrimSpace(line)
 		case strings.Contains(line, logRestored):
 			pending = ""
+			// The database is the restored snapshot's now: what an
+			// earlier fast restart missed is back.
+			for _, l := range fastLife {
+				repaired = append(repaired, fmt.Sprintf("%s: life %d took the fast path over a snapshot installed in life %d and not restored, then restored one in life %d (%q): repaired",
+					node, l, l-1, life, strings.TrimSpace(line)))
+			}
+			found, fastLife = nil, nil
 		case strings.Contains(line, logFastRestart) && carried != "":
 			found = append(found, fmt.Sprintf("%s: life %d %s (%q): life %d ended (%s) after %q with no restore after it",
 				node, life, knownissues.UnrestoredInstall, strings.TrimSpace(line), life-1, ended, carried))
+			fastLife = append(fastLife, life)
 			carried = ""
 		}
 	}
-	return found
+	return found, repaired
 }
 
 // keepUnrestored counts the restarts over an unrestored install in the
-// run's server logs (metric unrestored_installs), keeps them in
-// unrestoredEvidence, and names them in a FAIL's reason.
+// run's server logs that no later restore repaired (metric
+// unrestored_installs; the repaired ones unrestored_installs_repaired),
+// keeps both in unrestoredEvidence, and names the unrepaired ones in a
+// FAIL's reason.
 func keepUnrestored(p Params, out *Result) {
 	dir := folder(p).LogDir()
 	if dir == "" {
 		return
 	}
-	found := unrestoredInstalls(dir)
-	if len(found) == 0 {
+	found, repaired := unrestoredInstalls(dir)
+	if len(found)+len(repaired) == 0 {
 		return
 	}
 	if out.Metrics == nil {
 		out.Metrics = map[string]float64{}
 	}
+	if len(repaired) > 0 {
+		out.Metrics["unrestored_installs_repaired"] = float64(len(repaired))
+	}
+	keep(p, unrestoredEvidence, []byte(strings.Join(append(found, repaired...), "\n")+"\n"))
+	if len(found) == 0 {
+		return
+	}
 	out.Metrics["unrestored_installs"] = float64(len(found))
-	keep(p, unrestoredEvidence, []byte(strings.Join(found, "\n")+"\n"))
 	if out.Verdict == reports.Fail {
 		out.Reason += fmt.Sprintf(" (%d node restart(s) on the fast path over a snapshot installed but never restored, rqlite#2747: %s)", len(found), unrestoredEvidence)
 	}

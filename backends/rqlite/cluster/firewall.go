@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,11 +83,18 @@ func removeStaleChains(ctx context.Context) error {
 			continue
 		}
 		stale := &firewall{chain: c, created: true}
-		if err := stale.close(ctx); err != nil {
+		if err := stale.close(ctx); err != nil && !chainGone(ctx, c) {
 			errs = append(errs, fmt.Errorf("remove the chain %s that process %d left: %w", c, pid, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// chainGone says whether chain no longer exists (another process removed
+// it).
+func chainGone(ctx context.Context, chain string) bool {
+	chains, err := LeftoverChains(ctx)
+	return err == nil && !slices.Contains(chains, chain)
 }
 
 // iptables runs iptables with args, -w so that it waits for the xtables lock.
@@ -104,9 +112,11 @@ func (f *firewall) ensure(ctx context.Context) error {
 	if f.created {
 		return nil
 	}
-	if err := removeStaleChains(ctx); err != nil {
-		return err
-	}
+	// Best effort, as the other sweeps of leftovers: a chain another run
+	// left is not this run's failure, and one a concurrent run removed
+	// between the listing and the removal here fails iptables -F and -X.
+	// What stays is tried again by the next isolation.
+	_ = removeStaleChains(ctx)
 	if err := iptables(ctx, "-N", f.chain); err != nil {
 		return err
 	}

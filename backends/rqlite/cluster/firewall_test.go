@@ -77,3 +77,47 @@ func TestStaleChainsAreRemoved(t *testing.T) {
 		t.Errorf("the jump to %s is still in OUTPUT:\n%s", stale, out)
 	}
 }
+
+// fakeIptables puts an iptables on PATH that lists chains (-S) and fails
+// -F and -X of the chain gone, as the real one does once another process
+// removed it; every call is logged in the returned file.
+func fakeIptables(t *testing.T, chains []string, gone string) string {
+	t.Helper()
+	dir := t.TempDir()
+	log := dir + "/calls"
+	var list strings.Builder
+	for _, c := range chains {
+		list.WriteString("echo '-N " + c + "'\n")
+	}
+	script := "#!/bin/sh\necho \"$*\" >> " + log + "\n" +
+		"case \"$*\" in\n" +
+		"*-S*) echo '-P OUTPUT ACCEPT'\n" + list.String() + ";;\n" +
+		"*\"-F " + gone + "\"*|*\"-X " + gone + "\"*|*\"-D OUTPUT -j " + gone + "\"*) echo 'iptables: No chain/target/match by that name.' >&2; exit 1;;\n" +
+		"esac\nexit 0\n"
+	if err := os.WriteFile(dir+"/iptables", []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+":"+os.Getenv("PATH"))
+	return log
+}
+
+// A leftover chain of a dead run that another run removed between this
+// run's listing and its own removal (two runs' first isolations at once
+// after a SIGKILLed one), or that cannot be removed, is not this run's
+// failure: its isolation goes on, its own chain made.
+func TestStaleChainSweepDoesNotFailIsolation(t *testing.T) {
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := fmt.Sprintf("%s%d-0a1b2c", ChainPrefix, dead.Process.Pid)
+	log := fakeIptables(t, []string{stale}, stale)
+	f := newFirewall()
+	if err := f.ensure(context.Background()); err != nil {
+		t.Fatalf("the isolation failed on another run's leftover: %v", err)
+	}
+	calls, _ := os.ReadFile(log)
+	if !strings.Contains(string(calls), "-N "+f.chain) || !strings.Contains(string(calls), "-I OUTPUT 1 -j "+f.chain) {
+		t.Errorf("the run's own chain was not made; iptables calls:\n%s", calls)
+	}
+}
