@@ -153,6 +153,11 @@ func (f KillDuringInstall) injectOn(ctx context.Context, c Cluster, rng *rand.Ra
 	// leader starts from its own log's end and walks back to what the
 	// follower says it holds: it sends entries from there, out of a log that
 	// (the traffic held) still holds every entry after the snapshot.
+	// Leadership may have moved since the fault began: the node that steps
+	// down is whoever leads now.
+	if now, err := c.Leader(ctx); err == nil {
+		leader = now
+	}
 	if err := c.StepDown(ctx); err != nil {
 		return hit, fmt.Errorf("step down %s after the install: %w", leader, err)
 	}

@@ -252,6 +252,11 @@ func (d *Diff) WriteComment(w io.Writer) error {
 		// The most rows that fit: a few renders, not one per row.
 		fit := sort.Search(len(d.Changes)+1, func(rows int) bool { return runeCount(d.markdown(rows)) > mdMaxTotal }) - 1
 		md = d.markdown(max(fit, 0))
+		// Even no row at all may not fit (a caveat, or paths, of any
+		// length): cut at a line, as summary.md's last resort does.
+		if runeCount(md) > mdMaxTotal {
+			md = cutAtLine(md, mdMaxTotal-runeCount(mdCutNote)) + mdCutNote
+		}
 	}
 	_, err := io.WriteString(w, md)
 	return err

@@ -1,7 +1,9 @@
 package reports
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -73,7 +75,14 @@ func markdownAt(rep *report, d mdDetail) string {
 	b.WriteString("| Backend | Scenario | Verdict | Ops | Throughput (ops/s) | p99 commit (ms) | Conflict rate |\n")
 	b.WriteString("|---|---|---|--:|--:|--:|--:|\n")
 	passed := 0
-	for _, v := range rep.Runs {
+	rows := rep.Runs
+	if d >= mdLastResort {
+		// The cut comes at the end: failures first, so that it takes
+		// NOT RUN rows before any FAIL.
+		rows = slices.Clone(rows)
+		slices.SortStableFunc(rows, func(a, b *runView) int { return cmp.Compare(failFirst(a.Verdict), failFirst(b.Verdict)) })
+	}
+	for _, v := range rows {
 		if d >= mdNotPassed && v.Verdict == Pass {
 			passed++
 			continue
@@ -107,7 +116,21 @@ func markdownAt(rep *report, d mdDetail) string {
 	return b.String()
 }
 
-// runeCount is how many characters s has.
+// failFirst orders verdicts for a table that may be cut: FAIL, then
+// INTERRUPTED, then the rest.
+func failFirst(v Verdict) int {
+	switch v {
+	case Fail:
+		return 0
+	case Interrupted:
+		return 1
+	}
+	return 2
+}
+
+// runeCount is how many characters s has. GitHub's limit on a comment,
+// 65,536 characters, holds whether it counts code points or UTF-16 units
+// (a rune is at most two); mdMaxTotal leaves room below it.
 func runeCount(s string) int { return utf8.RuneCountInString(s) }
 
 // cutAtLine is s cut after its last whole line that keeps it within max

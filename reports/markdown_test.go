@@ -96,3 +96,22 @@ func TestCutAtLine(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownCutKeepsFailuresFirst: when even the runs that did not pass
+// do not fit, the table that is cut lists the FAIL rows before the NOT
+// RUN ones, so the cut takes NOT RUN rows first.
+func TestMarkdownCutKeepsFailuresFirst(t *testing.T) {
+	sum := Summary{Seed: 9}
+	long := strings.Repeat("a long reason ", 40)
+	for i := 0; i < 3000; i++ {
+		sum.Runs = append(sum.Runs, Run{Index: i + 1, Backend: fmt.Sprintf("sqlite:/tmp/%s%04d.db", strings.Repeat("n", 30), i), Scenario: "concurrent", Verdict: NotRun, Reason: long})
+	}
+	sum.Runs = append(sum.Runs, Run{Index: 3001, Backend: "sqlite:/tmp/last.db", Scenario: "concurrent", Verdict: Fail, Guarantee: "no lost update", Reason: long, Seed: 1})
+	md := renderSummary(t, sum)
+	if n := utf8.RuneCountInString(md); n > mdMaxTotal {
+		t.Fatalf("%d characters", n)
+	}
+	if !strings.Contains(md, "| `sqlite:/tmp/last.db` | concurrent | ❌ FAIL |") {
+		t.Errorf("the one FAIL, last in run order, was cut from the table")
+	}
+}

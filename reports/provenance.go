@@ -114,7 +114,7 @@ func Decide(s *Summary, p Policy) *Gate {
 // gateOf says what exit code means for s under the NOT RUN rule it was
 // worked out with (Decide): "PASS", or "GATE FAILED: " and what failed it.
 func gateOf(s *Summary, code int, notRunRule string, acceptKnown bool) *Gate {
-	failOnNotRun := notRunRule != ""
+	failOnNotRun := notRunRule == NotRunFailsUnderFlag || notRunRule == NotRunFailsRun
 	var fail, known, interrupted, notRun, notApplicable int
 	for _, r := range s.Runs {
 		switch {

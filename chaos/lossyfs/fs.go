@@ -52,10 +52,9 @@ func Mount(ctx context.Context, mountpoint, backing string, opts Options) (*FS, 
 		return nil, fmt.Errorf("lossyfs: mount %s: %w", mp, err)
 	}
 	// What a killed run left mounted would wedge whoever touches its
-	// folder; the next mount removes it.
-	if err := SweepDead(); err != nil {
-		return nil, err
-	}
+	// folder; the next mount removes it, as far as it can: a leftover it
+	// cannot remove is no reason not to mount.
+	_ = SweepDead()
 	zero := time.Duration(0)
 	server, err := fs.Mount(mp, &node{t: t, in: t.root}, &fs.Options{
 		MountOptions: fuse.MountOptions{

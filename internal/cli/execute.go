@@ -183,8 +183,3 @@ func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
-
-// couldNotRun is the first run asked for that could not happen (NOT RUN
-// for a reason other than its scenario not applying to its backend), or
-// nil. A pair that does not apply is not an error of run or replay as long
-// as another run checked something: `run --scenario conformance` on the
