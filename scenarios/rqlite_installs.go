@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/storecheck/storecheck/internal/knownissues"
+	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/reports"
 )
 
@@ -22,7 +22,7 @@ import (
 // from it for good (rqlite#2747). Read from each node's log, life by life
 // (process clusters: the supervisor marks every start and exit), and kept
 // in unrestoredEvidence; the lines of nodes that did not restore a snapshot
-// later carry knownissues.UnrestoredInstall (a later restore repairs the
+// later carry cluster.UnrestoredInstall (a later restore repairs the
 // node: its whole database is replaced).
 const (
 	unrestoredEvidence = "unrestored-installs.txt"
@@ -41,7 +41,7 @@ const (
 // order, and one per such restart that a later restore repaired. A
 // restore replaces the node's whole database with a snapshot's, so a
 // repaired restart explains nothing the run saw afterwards, and its line
-// does not carry knownissues.UnrestoredInstall.
+// does not carry cluster.UnrestoredInstall.
 func unrestoredInstalls(dir string) (found, repaired []string) {
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	sort.Strings(paths)
@@ -88,7 +88,7 @@ func unrestoredIn(path string) (found, repaired []string) {
 			found, fastLife = nil, nil
 		case strings.Contains(line, logFastRestart) && carried != "":
 			found = append(found, fmt.Sprintf("%s: life %d %s (%q): life %d ended (%s) after %q with no restore after it",
-				node, life, knownissues.UnrestoredInstall, strings.TrimSpace(line), life-1, ended, carried))
+				node, life, cluster.UnrestoredInstall, strings.TrimSpace(line), life-1, ended, carried))
 			fastLife = append(fastLife, life)
 			carried = ""
 		}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/internal/knownissues"
 	"github.com/storecheck/storecheck/reports"
 )
@@ -59,7 +60,7 @@ func TestUnrestoredInstalls(t *testing.T) {
 			t.Errorf("%s: found %d, want %d: %q", c.name, len(got), c.want, got)
 		}
 		for _, g := range got {
-			if !strings.HasPrefix(g, "n2: life ") || !strings.Contains(g, knownissues.UnrestoredInstall) || !strings.Contains(g, "copied to local snapshot") {
+			if !strings.HasPrefix(g, "n2: life ") || !strings.Contains(g, cluster.UnrestoredInstall) || !strings.Contains(g, "copied to local snapshot") {
 				t.Errorf("%s: line %q", c.name, g)
 			}
 		}

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/backends/rqlite/raftlog"
 )
 
@@ -107,7 +108,7 @@ func All() []Issue {
 		// The restarts scenarios.keepUnrestored found in the nodes' own
 		// logs: a life that ended after "copied to local snapshot" with no
 		// restore after it, and the next life's fast path.
-		Signature:      UnrestoredInstall,
+		Signature:      cluster.UnrestoredInstall,
 		EvidenceSuffix: "unrestored-installs.txt",
 		// A node missing committed rows differs from the others and lacks
 		// acknowledged versions; once it leads (a step-down, an election),
@@ -119,11 +120,6 @@ func All() []Issue {
 		Doc:      "docs/KNOWN-ISSUES.md#rqlite-fast-restart-unrestored-snapshot",
 	}}
 }
-
-// UnrestoredInstall marks, in a run's unrestored-installs.txt, a node that
-// restarted on rqlite's fast path over a snapshot it had installed but
-// never restored (rqlite-fast-restart-unrestored-snapshot).
-const UnrestoredInstall = "restarted on the fast path over a snapshot it installed but never restored"
 
 // Match returns the known issue that explains a run of scenario on a
 // backend of scheme that failed guarantee, whose evidence is in folder, or

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/backends/rqlite/raftlog"
 )
 
@@ -131,7 +132,7 @@ func TestMatchUnrestoredInstall(t *testing.T) {
 		t.Fatal("no rqlite-fast-restart-unrestored-snapshot in the catalogue")
 	}
 	dir := t.TempDir()
-	line := "n2: life 3 " + UnrestoredInstall + " (\"… skipping restore\"): life 2 ended (signal: killed) after \"… copied to local snapshot: bytes=1\" with no restore after it\n"
+	line := "n2: life 3 " + cluster.UnrestoredInstall + " (\"… skipping restore\"): life 2 ended (signal: killed) after \"… copied to local snapshot: bytes=1\" with no restore after it\n"
 	if got := Match("rqlite+process", "kill-during-install", "convergence", dir); got != nil {
 		t.Fatalf("matched %s without evidence", got.ID)
 	}

@@ -155,3 +155,11 @@ func (c Control) logPath(id string) (string, error) {
 	}
 	return lp.LogPath(id)
 }
+
+// UnrestoredInstall marks, in a run's evidence (scenarios'
+// unrestored-installs.txt, read from these logs), a node that restarted on
+// rqlite's fast path over a snapshot it had installed but never restored:
+// the signature of the known issue rqlite-fast-restart-unrestored-snapshot.
+// It lives here, beside the node logs it is read from, so that the
+// scenarios that write it and the catalogue that matches it share it.
+const UnrestoredInstall = "restarted on the fast path over a snapshot it installed but never restored"
