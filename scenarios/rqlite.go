@@ -275,7 +275,7 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 		out.Reason = rqOneLine(GuaranteeRecovery + ": a node's tables could not be read after the heal: " + after.harness.Error())
 	}
 	inspectNodes(ctx, p, cl, after, nodeReader(cs)).apply(&out)
-	keepUnrestored(p, &out)
+	keepUnrestored(p, &out, after)
 	out.Metrics["settle_ms"] = float64(after.settled.Milliseconds())
 	events := tl.Faults()
 	faultMetrics(out.Metrics, res, events)
