@@ -51,9 +51,12 @@ func newWorker(idx int, cfg *Config, c *linearizability.Client, execs []string, 
 // or ctx ends. Store errors are recorded, not returned; the error is a
 // harness failure (a call the recorder refused).
 func (w *worker) run(ctx context.Context, deadline time.Time) error {
+	// A closed gate holds the client no longer than the run's deadline.
+	gated, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
 	for i := 0; i < w.plan.steps && ctx.Err() == nil && time.Now().Before(deadline); i++ {
 		if w.cfg.Gate != nil {
-			w.cfg.Gate.Wait(ctx)
+			w.cfg.Gate.Wait(gated)
 			if ctx.Err() != nil || !time.Now().Before(deadline) {
 				break
 			}

@@ -54,3 +54,19 @@ func TestGateHoldsTheTraffic(t *testing.T) {
 	gate.Open() // opening an open gate does nothing
 	gate.Wait(context.Background())
 }
+
+// TestGateHoldsNoLongerThanTheDuration: a gate left closed past the run's
+// duration does not keep its clients: the traffic ends at the deadline.
+func TestGateHoldsNoLongerThanTheDuration(t *testing.T) {
+	gate := &Gate{}
+	gate.Close()
+	defer gate.Open()
+	start := time.Now()
+	cfg := Config{Clients: 2, Duration: 300 * time.Millisecond, Seed: 6, Gate: gate}
+	if _, err := Run(context.Background(), model.NewReference(model.DefaultConfig()), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("a run of 300 ms with its gate closed took %v", took)
+	}
+}
