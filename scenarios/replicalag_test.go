@@ -91,6 +91,13 @@ func TestReplicaLagConflictOnSqld(t *testing.T) {
 			t.Skipf("NOT RUN: %s %s while sqld spun (%s; not matched to sqld-write-lock-spin, docs/KNOWN-ISSUES.md)", res.Verdict, res.Reason, spun)
 		}
 	}
+	if unavailable == nil && res.Verdict == reports.NotRun && strings.Contains(res.Reason, "abandoned") {
+		// A go-libsql call outlived its deadline and was abandoned (its
+		// calls cannot be cancelled): seen once on a machine loaded far
+		// past its cores, beside a primary restart. The run could not say
+		// whether the server passes; it said so, and so does this test.
+		t.Skipf("NOT RUN: the run was NOT RUN, a go-libsql call abandoned after its deadline (a machine too slow for the run?): %s", res.Reason)
+	}
 	if unavailable != nil {
 		if res.Verdict != reports.NotRun || !strings.Contains(res.Reason, "sqld") {
 			t.Fatalf("without sqld: %s %s; want NOT RUN naming sqld", res.Verdict, res.Reason)
