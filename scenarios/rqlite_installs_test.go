@@ -67,6 +67,19 @@ func TestUnrestoredInstalls(t *testing.T) {
 	}
 }
 
+// runWithN2Log is the Params of a run whose server logs hold n2's log.
+func runWithN2Log(t *testing.T, log string) Params {
+	t.Helper()
+	p := Params{OutDir: t.TempDir()}
+	if err := os.MkdirAll(folder(p).LogDir(), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(folder(p).LogDir(), "n2.log"), []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // n2Short is what the checks after the heal read when n2 lost rows: n1 and
 // n3 hold e0 at its acknowledged version, n2 at an older one.
 func n2Short() afterHeal {
@@ -76,14 +89,8 @@ func n2Short() afterHeal {
 // TestKeepUnrestored: the restarts are counted, kept in the run's folder
 // and named in a FAIL's reason, and the FAIL is then the known issue.
 func TestKeepUnrestored(t *testing.T) {
-	out := t.TempDir()
-	p := Params{OutDir: out}
-	if err := os.MkdirAll(folder(p).LogDir(), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(folder(p).LogDir(), "n2.log"), []byte(nodeLog([]string{}, []string{lnInstalled}, []string{lnFast})), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := runWithN2Log(t, nodeLog([]string{}, []string{lnInstalled}, []string{lnFast}))
+	out := p.OutDir
 	res := Result{Verdict: reports.Fail, Guarantee: GuaranteeConvergence, Reason: "convergence: node n2 differs", Metrics: map[string]float64{}}
 	keepUnrestored(p, &res, n2Short())
 	if res.Metrics["unrestored_installs"] != 1 || !strings.Contains(res.Reason, "rqlite#2747") {
@@ -123,14 +130,8 @@ func TestUnrestoredInstallRepairedLater(t *testing.T) {
 		{"repaired, then lost again", [][]string{{}, {lnInstalled}, {lnFast, lnInstalled, lnRestoring, lnSwapped, lnInstalled}, {lnFast}}, 1},
 		{"a restore begun but not finished does not repair", [][]string{{}, {lnInstalled}, {lnFast, lnInstalled, lnRestoring}}, 1},
 	} {
-		out := t.TempDir()
-		p := Params{OutDir: out}
-		if err := os.MkdirAll(folder(p).LogDir(), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(folder(p).LogDir(), "n2.log"), []byte(nodeLog(c.lives...)), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		p := runWithN2Log(t, nodeLog(c.lives...))
+		out := p.OutDir
 		res := Result{Verdict: reports.Fail, Guarantee: "linearizability", Reason: "linearizability: a stale read", Metrics: map[string]float64{}}
 		keepUnrestored(p, &res, n2Short())
 		if got := int(res.Metrics["unrestored_installs"]); got != c.want {
@@ -158,14 +159,8 @@ func TestUnrestoredInstallUnseenAfterHeal(t *testing.T) {
 		after     afterHeal
 		explained bool
 	}{{"short", n2Short(), true}, {"unlike the others", unlike, true}, {"whole", whole, false}, {"not read", afterHeal{}, false}} {
-		out := t.TempDir()
-		p := Params{OutDir: out}
-		if err := os.MkdirAll(folder(p).LogDir(), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(folder(p).LogDir(), "n2.log"), []byte(nodeLog([]string{}, []string{lnInstalled}, []string{lnFast})), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		p := runWithN2Log(t, nodeLog([]string{}, []string{lnInstalled}, []string{lnFast}))
+		out := p.OutDir
 		res := Result{Verdict: reports.Fail, Guarantee: "stale read", Reason: "stale read: …", Metrics: map[string]float64{}}
 		keepUnrestored(p, &res, c.after)
 		is := knownissues.Match("rqlite+process", "mixed-faults", "stale read", out)

@@ -2,33 +2,19 @@ package rqlite
 
 import (
 	"context"
-	"net"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/storecheck/storecheck/backends/internal/listening"
-
 	"github.com/storecheck/storecheck/model"
 )
-
-// closedPort is a loopback address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	l.Close()
-	return addr
-}
 
 // TestOpenURLSaysNothingListens: an rqlite:// URL whose nodes refuse every
 // connection is an error naming them within listening.RefusedWait, not after the
 // 30 s connect timeout.
 func TestOpenURLSaysNothingListens(t *testing.T) {
-	addr := closedPort(t)
+	addr := closedAddr(t)
 	start := time.Now()
 	_, err := OpenURL(context.Background(), "//"+addr, model.DefaultConfig())
 	took := time.Since(start)
