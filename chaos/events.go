@@ -153,17 +153,11 @@ func (f KillDuringInstall) injectOn(ctx context.Context, c Cluster, rng *rand.Ra
 	// leader starts from its own log's end and walks back to what the
 	// follower says it holds: it sends entries from there, out of a log that
 	// (the traffic held) still holds every entry after the snapshot.
-	// Leadership may have moved since the fault began: the node that steps
-	// down is whoever leads now.
-	if now, err := c.Leader(ctx); err == nil {
-		leader = now
-	}
-	if err := c.StepDown(ctx); err != nil {
-		return hit, fmt.Errorf("step down %s after the install: %w", leader, err)
-	}
-	next, ms, err := timeNewLeader(ctx, c, leader, time.Now())
+	// The step-down fault's own injection: whoever leads now hands over,
+	// and the new leader is timed.
+	sd, err := stepDown{}.injectOn(ctx, c, rng)
 	if err != nil {
-		return hit, fmt.Errorf("after %s stepped down: %w", leader, err)
+		return hit, fmt.Errorf("step down after the install: %w", err)
 	}
 	if err := c.Start(ctx, id); err != nil {
 		return hit, fmt.Errorf("restart %s after the install: %w", id, err)
@@ -173,8 +167,8 @@ func (f KillDuringInstall) injectOn(ctx context.Context, c Cluster, rng *rand.Ra
 	if err := c.WaitHealthy(ctx, healthyWait); err != nil {
 		return hit, fmt.Errorf("after restarting %s: %w", id, err)
 	}
-	hit.Detail += fmt.Sprintf("; %s stepped down, %s led after %.0f ms, %s was started again and the cluster served after %.0f ms, before the traffic went on",
-		leader, next, ms, id, float64(time.Since(back).Microseconds())/1000)
+	hit.Detail += fmt.Sprintf("; %s, %s was started again and the cluster served after %.0f ms, before the traffic went on",
+		sd.Detail, id, float64(time.Since(back).Microseconds())/1000)
 	return hit, nil
 }
 
