@@ -1,13 +1,15 @@
 // Package pids answers whether a process id is in use, for the leftovers a
 // run removes only once the run that made them is gone (tmpfs folders,
-// network namespaces and firewall rules named after their run's process).
+// network namespaces and firewall rules named after their run's process),
+// and reads what /proc says of a process.
 package pids
 
 import (
-	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -20,20 +22,48 @@ func Alive(pid int) bool {
 	if err != nil && !errors.Is(err, syscall.EPERM) {
 		return false
 	}
-	return !zombie(pid)
+	st, err := Read(pid)
+	return err != nil || (st.State != 'Z' && st.State != 'X') // without /proc, kill's word
 }
 
-// zombie says whether /proc shows pid as exited ("Z" or "X"); without
-// /proc it says no.
-func zombie(pid int) bool {
-	stat, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+// Stat is what /proc/PID/stat says of a process.
+type Stat struct {
+	Comm  string  // its command name
+	State byte    // R running, S sleeping, T stopped, Z zombie, …
+	PPID  int     // its parent's pid
+	CPU   float64 // user and system CPU seconds used so far
+}
+
+// Read reads /proc/PID/stat (CPU times in clock ticks of 1/100 s, as Linux
+// reports them).
+func Read(pid int) (Stat, error) {
+	return ReadStat("/proc/" + strconv.Itoa(pid) + "/stat")
+}
+
+// ReadStat reads a stat file of /proc: a process's, or one of its
+// threads' (/proc/PID/task/TID/stat).
+func ReadStat(path string) (Stat, error) {
+	pid := strings.TrimSuffix(strings.TrimPrefix(path, "/proc/"), "/stat")
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return false
+		return Stat{}, err
 	}
-	// "PID (COMM) STATE …": COMM may hold spaces and parentheses.
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 || i+2 >= len(stat) {
-		return false
+	// pid (comm) state ppid … utime(14) stime(15): the comm may hold
+	// spaces and parentheses, so the fields are counted after its last ')'.
+	text := string(b)
+	open, end := strings.IndexByte(text, '('), strings.LastIndexByte(text, ')')
+	if open < 0 || end < open || end+2 > len(text) {
+		return Stat{}, fmt.Errorf("unreadable /proc/%s/stat", pid)
 	}
-	return stat[i+2] == 'Z' || stat[i+2] == 'X'
+	f := strings.Fields(text[end+2:])
+	if len(f) < 13 {
+		return Stat{}, fmt.Errorf("short /proc/%s/stat", pid)
+	}
+	ppid, err0 := strconv.Atoi(f[1])
+	u, err1 := strconv.ParseFloat(f[11], 64)
+	st, err2 := strconv.ParseFloat(f[12], 64)
+	if err0 != nil || err1 != nil || err2 != nil {
+		return Stat{}, fmt.Errorf("unreadable fields in /proc/%s/stat", pid)
+	}
+	return Stat{Comm: text[open+1 : end], State: f[0][0], PPID: ppid, CPU: (u + st) / 100}, nil
 }

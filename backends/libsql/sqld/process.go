@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/storecheck/storecheck/backends/internal/pids"
 )
 
 // process runs a sqld binary.
@@ -246,7 +248,7 @@ func stoppedAll(pid int) bool {
 		return false
 	}
 	for _, t := range tasks {
-		st, err := readStat("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/stat")
+		st, err := pids.ReadStat("/proc/" + strconv.Itoa(pid) + "/task/" + t.Name() + "/stat")
 		if err != nil || st.State != 'T' {
 			return false
 		}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/storecheck/storecheck/backends/internal/pids"
 )
 
 // A healthy sqld under storecheck's traffic uses a fraction of a core. The
@@ -123,47 +125,11 @@ func (w spinWatch) threadDump() string {
 	return head + ":\n" + string(out)
 }
 
-// ProcStat is what /proc/PID/stat says of a process.
-type ProcStat struct {
-	Comm  string  // its command name
-	State byte    // R running, S sleeping, T stopped, …
-	PPID  int     // its parent's pid
-	CPU   float64 // user and system CPU seconds used so far
-}
+// ProcStat is what /proc/PID/stat says of a process (pids.Stat).
+type ProcStat = pids.Stat
 
-// ReadProcStat reads /proc/PID/stat (CPU times in clock ticks of 1/100 s,
-// as Linux reports them).
-func ReadProcStat(pid int) (ProcStat, error) {
-	return readStat("/proc/" + strconv.Itoa(pid) + "/stat")
-}
-
-// readStat reads a stat file of /proc: a process's, or one of its
-// threads' (/proc/PID/task/TID/stat).
-func readStat(path string) (ProcStat, error) {
-	pid := strings.TrimSuffix(strings.TrimPrefix(path, "/proc/"), "/stat")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ProcStat{}, err
-	}
-	// pid (comm) state ppid … utime(14) stime(15): the comm may hold
-	// spaces and parentheses, so the fields are counted after its last ')'.
-	text := string(b)
-	open, end := strings.IndexByte(text, '('), strings.LastIndexByte(text, ')')
-	if open < 0 || end < open || end+2 > len(text) {
-		return ProcStat{}, fmt.Errorf("unreadable /proc/%s/stat", pid)
-	}
-	f := strings.Fields(text[end+2:])
-	if len(f) < 13 {
-		return ProcStat{}, fmt.Errorf("short /proc/%s/stat", pid)
-	}
-	ppid, err0 := strconv.Atoi(f[1])
-	u, err1 := strconv.ParseFloat(f[11], 64)
-	st, err2 := strconv.ParseFloat(f[12], 64)
-	if err0 != nil || err1 != nil || err2 != nil {
-		return ProcStat{}, fmt.Errorf("unreadable fields in /proc/%s/stat", pid)
-	}
-	return ProcStat{Comm: text[open+1 : end], State: f[0][0], PPID: ppid, CPU: (u + st) / 100}, nil
-}
+// ReadProcStat reads /proc/PID/stat (pids.Read).
+func ReadProcStat(pid int) (ProcStat, error) { return pids.Read(pid) }
 
 // cpuSeconds is the CPU time pid has used.
 func cpuSeconds(pid int) (float64, error) {
