@@ -48,9 +48,14 @@ func rqliteScenarios() []Scenario {
 				}
 				return chaos.Schedule{Faults: faults, InOrder: true, Interval: 2 * time.Second, Duration: 2 * time.Second, Jitter: 0.2}
 			}),
-		faultScenario("mixed-faults", "one seeded schedule of mixed faults — a follower or the leader SIGKILLed (docker kill) and restarted, a follower frozen, the leader asked to step down — under the concurrent workload",
-			func(cluster.Cluster, *workload.Config) chaos.Schedule {
-				return chaos.Schedule{Faults: []chaos.Fault{chaos.KillFollower, chaos.KillLeader, chaos.StallFollower, chaos.StepDown}, Interval: 2 * time.Second, Duration: 3 * time.Second, Jitter: 0.3}
+		faultScenario("mixed-faults", "one seeded schedule of mixed faults — a follower or the leader SIGKILLed (docker kill) and restarted, a follower frozen, the leader asked to step down, "+
+			"and on a process cluster a node whose links to the others lose "+lossPercent+" of their packets (iptables on loopback) — under the concurrent workload",
+			func(c cluster.Cluster, _ *workload.Config) chaos.Schedule {
+				faults := []chaos.Fault{chaos.KillFollower, chaos.KillLeader, chaos.StallFollower, chaos.StepDown}
+				if (cluster.Control{Cluster: c}).PacketLossAvailable() == nil {
+					faults = append(faults, chaos.PacketLoss{Fraction: mixedLoss})
+				}
+				return chaos.Schedule{Faults: faults, Interval: 2 * time.Second, Duration: 3 * time.Second, Jitter: 0.3}
 			}),
 		faultScenario("kill-after-ack", "the leader is SIGKILLed within 5 ms of a write it acknowledged (docker kill), and restarted, again and again, under the concurrent workload: "+
 			"the acknowledged write must survive, and the next leader must not answer before it holds it (Raft §8)",
@@ -110,6 +115,13 @@ func killDuringInstallScenario() Scenario {
 	}
 	return sc
 }
+
+// mixedLoss is the fraction of packets a node's links lose in
+// mixed-faults' packet-loss faults; lossPercent says it in words.
+const (
+	mixedLoss   = 0.5
+	lossPercent = "50%"
+)
 
 // snapshotFlags make an rqlite leader snapshot every 50 log entries,
 // checked every second.

@@ -73,6 +73,17 @@ func (l *lives) LogPath(id string) (string, error) {
 	return lp.LogPath(id)
 }
 
+// PacketLossAvailable and LosePackets are the cluster's, where it has
+// them (process clusters), so that faults can degrade links through the
+// count.
+func (l *lives) PacketLossAvailable() error {
+	return cluster.Control{Cluster: l.Cluster}.PacketLossAvailable()
+}
+
+func (l *lives) LosePackets(ctx context.Context, id string, fraction float64) error {
+	return cluster.Control{Cluster: l.Cluster}.LosePackets(ctx, id, fraction)
+}
+
 func (l *lives) end(id string, err error) {
 	if err != nil {
 		return

@@ -15,11 +15,13 @@ import (
 	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/backends/rqlite/managed"
+	"github.com/storecheck/storecheck/chaos"
 	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/internal/knownissues"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/workload"
 )
 
 var rqlitedFlag = flag.String("rqlited", "", "path to rqlited (default $RQLITED, then PATH)")
@@ -444,18 +446,64 @@ func TestKillDuringInstall(t *testing.T) {
 	o.assertCleanedUp(t)
 }
 
+// TestPacketLossOnCluster: a node's links that lose half their packets
+// (mixed-faults' packet-loss fault alone, seed 1) slow the cluster without
+// cutting it — the leader logs that it failed to contact a node in time —
+// a correct cluster keeps every guarantee through it, and the rules go
+// with the run.
+func TestPacketLossOnCluster(t *testing.T) {
+	needIsolation(t)
+	sc := faultScenario("packet-loss", "a node's links lose packets",
+		func(cluster.Cluster, *workload.Config) chaos.Schedule {
+			return chaos.Schedule{Faults: []chaos.Fault{chaos.PacketLoss{Fraction: mixedLoss}}, Interval: 2 * time.Second, Duration: 3 * time.Second, Jitter: 0.3}
+		})
+	var o opened
+	_, dir, faults := passScenario(t, &o, sc, "", 16*time.Second)
+	if len(faults) < 2 {
+		t.Fatalf("%d faults in 16 s, want at least 2: %+v", len(faults), faults)
+	}
+	for _, f := range faults {
+		if f.Fault != "packet-loss" || f.Error != "" || !strings.Contains(f.Detail, lossPercent+" of its packets") {
+			t.Errorf("fault %+v", f)
+		}
+	}
+	logs, err := filepath.Glob(filepath.Join(dir, "logs", "*.log"))
+	if err != nil || len(logs) != 3 {
+		t.Fatalf("node logs %v (%v), want three", logs, err)
+	}
+	late := 0
+	for _, l := range logs {
+		b, err := os.ReadFile(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		late += strings.Count(string(b), "failed to contact")
+	}
+	if late == 0 {
+		t.Error("no node logged that it failed to contact another in time: the packets were not lost")
+	}
+	o.assertCleanedUp(t)
+}
+
 // passFaultScenario runs fault scenario name on a 3-node process cluster
 // (the URL's query extended by query) for d, seed 1, logs its fault
 // timeline, and fails the test unless it PASSes. It returns the result, the
 // run folder and the faults.
 func passFaultScenario(t *testing.T, o *opened, name, query string, d time.Duration) (Result, string, []evidence.Fault) {
 	t.Helper()
-	bin := needRqlited(t)
-	dir := keptOnFailure(t)
 	sc, err := Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return passScenario(t, o, sc, query, d)
+}
+
+// passScenario is passFaultScenario for a scenario given by value.
+func passScenario(t *testing.T, o *opened, sc Scenario, query string, d time.Duration) (Result, string, []evidence.Fault) {
+	t.Helper()
+	name := sc.Name
+	bin := needRqlited(t)
+	dir := keptOnFailure(t)
 	target := o.target(t, "rqlite+process:?nodes=3"+query+"&rqlited="+bin)
 	res := runWatched(t, 5*time.Minute, func(ctx context.Context) Result {
 		return sc.Run(ctx, target, Params{Seed: 1, OutDir: dir, Clients: 6, Executions: 2, Duration: d})

@@ -129,17 +129,44 @@ func (f *firewall) ensure(ctx context.Context) error {
 // reaches no other node (not even to forward a client's request), while
 // clients still reach its HTTP API.
 func (f *firewall) isolate(ctx context.Context, id string, uid uint32, httpPort, raftPort int) error {
+	return f.drop(ctx, id, linkRules(uid, httpPort, raftPort, nil))
+}
+
+// lose drops a random fraction of the packets isolate drops (iptables'
+// statistic match, drawn per packet by the kernel): the node's links to
+// the others stay up but lose packets, so TCP retransmits and its Raft
+// messages arrive late, out of step, or after a timeout gave up on them.
+// The packets of connections another node opened lose the fraction each
+// way; those of connections the node opened lose it on the way out.
+func (f *firewall) lose(ctx context.Context, id string, uid uint32, httpPort, raftPort int, fraction float64) error {
+	if !(fraction > 0 && fraction <= 1) {
+		return fmt.Errorf("packet loss %v: want a fraction in (0, 1]", fraction)
+	}
+	random := []string{"-m", "statistic", "--mode", "random", "--probability", strconv.FormatFloat(fraction, 'f', 4, 64)}
+	return f.drop(ctx, id, linkRules(uid, httpPort, raftPort, random))
+}
+
+// linkRules are the rules that drop a node's Raft traffic, each narrowed by
+// match (none: every such packet).
+func linkRules(uid uint32, httpPort, raftPort int, match []string) [][]string {
+	rule := func(r ...string) []string {
+		return append(append(r, match...), "-j", "DROP")
+	}
+	return [][]string{
+		rule("-o", "lo", "-p", "tcp", "--dport", strconv.Itoa(raftPort)),
+		rule("-o", "lo", "-p", "tcp", "-m", "owner", "--uid-owner", strconv.FormatUint(uint64(uid), 10), "!", "--sport", strconv.Itoa(httpPort)),
+	}
+}
+
+// drop appends rules for node id, which has none yet; rejoin deletes them.
+func (f *firewall) drop(ctx context.Context, id string, rules [][]string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if len(f.rules[id]) > 0 {
-		return fmt.Errorf("%s is already isolated", id)
+		return fmt.Errorf("%s is already isolated or losing packets", id)
 	}
 	if err := f.ensure(ctx); err != nil {
 		return err
-	}
-	rules := [][]string{
-		{"-o", "lo", "-p", "tcp", "--dport", strconv.Itoa(raftPort), "-j", "DROP"},
-		{"-o", "lo", "-p", "tcp", "-m", "owner", "--uid-owner", strconv.FormatUint(uint64(uid), 10), "!", "--sport", strconv.Itoa(httpPort), "-j", "DROP"},
 	}
 	for _, r := range rules {
 		if err := iptables(ctx, append([]string{"-A", f.chain}, r...)...); err != nil {

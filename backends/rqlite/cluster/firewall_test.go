@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"slices"
@@ -119,5 +120,81 @@ func TestStaleChainSweepDoesNotFailIsolation(t *testing.T) {
 	calls, _ := os.ReadFile(log)
 	if !strings.Contains(string(calls), "-N "+f.chain) || !strings.Contains(string(calls), "-I OUTPUT 1 -j "+f.chain) {
 		t.Errorf("the run's own chain was not made; iptables calls:\n%s", calls)
+	}
+}
+
+// Packet loss is a rule of the same shape as an isolation's, with the
+// statistic match at the fraction asked for: at 1 it drops every packet to
+// the node's Raft port (a connection there cannot open), at 0.25 the rules
+// carry that probability, a second fault on the node is refused while the
+// first holds, rejoin removes the rules, and a fraction outside (0, 1]
+// makes none.
+func TestPacketLossRules(t *testing.T) {
+	if err := FirewallAvailable(); err != nil {
+		t.Skipf("NOT RUN: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	dial := func() error {
+		c, err := net.DialTimeout("tcp", ln.Addr().String(), 500*time.Millisecond)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	f := newFirewall()
+	t.Cleanup(func() { f.close(context.Background()) })
+	const uid = 4242 // no process of this test runs as it
+	for _, bad := range []float64{0, -1, 1.5} {
+		if err := f.lose(ctx, "n1", uid, 1, port, bad); err == nil {
+			t.Errorf("a loss of %v was set up", bad)
+		}
+	}
+	if err := f.lose(ctx, "n1", uid, 1, port, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := dial(); err == nil {
+		t.Error("a connection to the node's Raft port opened through a loss of 1")
+	}
+	if err := f.isolate(ctx, "n1", uid, 1, port); err == nil {
+		t.Error("a node losing packets was isolated on top")
+	}
+	if err := f.rejoin(ctx, "n1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := dial(); err != nil {
+		t.Errorf("after rejoin: %v", err)
+	}
+	if err := f.lose(ctx, "n2", uid, 1, port, 0.25); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.CommandContext(ctx, "iptables", "-w", "5", "-S", f.chain).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(out), "--probability 0.25"); n != 2 {
+		t.Errorf("%d rules at probability 0.25, want 2:\n%s", n, out)
+	}
+	if err := f.rejoin(ctx, "n2"); err != nil {
+		t.Fatal(err)
+	}
+	out, _ = exec.CommandContext(ctx, "iptables", "-w", "5", "-S", f.chain).Output()
+	if strings.Contains(string(out), "DROP") {
+		t.Errorf("rules left after rejoin:\n%s", out)
 	}
 }
