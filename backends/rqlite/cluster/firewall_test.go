@@ -166,6 +166,9 @@ func TestPacketLossRules(t *testing.T) {
 		}
 	}
 	if err := f.lose(ctx, "n1", uid, 1, port, 1); err != nil {
+		if strings.Contains(err.Error(), "statistic") {
+			t.Skipf("NOT RUN: this kernel or iptables has no statistic match: %v", err)
+		}
 		t.Fatal(err)
 	}
 	if err := dial(); err == nil {
