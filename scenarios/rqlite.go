@@ -302,6 +302,7 @@ func runFaults(ctx context.Context, t Target, p Params, name string, schedule fu
 			out.Reason += " (fault errors: " + rqOneLine(faultErr.Error()) + ")"
 		}
 	}
+	noFaultTookEffect(&out, events)
 	if res.Verdict == linearizability.Illegal {
 		visualizeFaults(ctx, p, res, events)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/storecheck/storecheck/backends/rqlite"
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/backends/rqlite/raftlog"
+	"github.com/storecheck/storecheck/chaos"
 	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
@@ -423,6 +424,32 @@ func durable(d *model.Dump, acked map[string]int64) error {
 		}
 	}
 	return nil
+}
+
+// noFaultTookEffect turns a PASS into NOT RUN when no fault of the
+// schedule was injected: the traffic ended before the first one (a
+// --duration shorter than the schedule's first quiet interval), or every
+// injection failed. Such a run checked a cluster without faults, which is
+// not what the scenario claims to have tried. A fault whose injection
+// worked counts, even if its heal then failed (the heal's own check says
+// so).
+func noFaultTookEffect(out *Result, events []evidence.Fault) {
+	if out.Verdict != reports.Pass {
+		return
+	}
+	var failed []string
+	for _, ev := range events {
+		if ev.Error == "" || strings.HasPrefix(ev.Error, chaos.HealFailed) {
+			return
+		}
+		failed = append(failed, ev.Fault+": "+ev.Error)
+	}
+	reason := "no fault was injected: the traffic ended before the schedule's first fault (give a longer --duration)"
+	if len(failed) > 0 {
+		reason = fmt.Sprintf("no fault was injected: all %d injections failed (first: %s)", len(failed), rqOneLine(failed[0]))
+	}
+	out.Verdict = reports.NotRun
+	out.Reason = strings.TrimSuffix(reason+"; "+out.Reason, "; ")
 }
 
 // faultMetrics adds the fault figures: how many faults, the time to a new

@@ -12,6 +12,8 @@ import (
 
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/backends/rqlite/raftlog"
+	"github.com/storecheck/storecheck/chaos"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/internal/knownissues"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
@@ -262,5 +264,36 @@ func TestAfterHealApply(t *testing.T) {
 	afterHeal{nodes: nodes[:1]}.apply(&clean)
 	if clean.Verdict != reports.Pass {
 		t.Errorf("nothing broken: %s", clean.Verdict)
+	}
+}
+
+// A fault run's PASS stands only if some fault was injected: none in the
+// traffic's time, or every injection failed, is NOT RUN with why; a fault
+// whose heal failed was injected; a FAIL stays a FAIL.
+func TestNoFaultTookEffect(t *testing.T) {
+	injected := evidence.Fault{Fault: "kill-leader"}
+	refused := evidence.Fault{Fault: "isolate-leader", Error: "iptables -A …: exit status 4"}
+	healFailed := evidence.Fault{Fault: "kill-leader", Error: chaos.HealFailed + "restart n1: no such file"}
+	for _, tc := range []struct {
+		name    string
+		verdict reports.Verdict
+		events  []evidence.Fault
+		want    reports.Verdict
+		reason  string
+	}{
+		{"none in time", reports.Pass, nil, reports.NotRun, "the traffic ended before the schedule's first fault"},
+		{"all refused", reports.Pass, []evidence.Fault{refused, refused}, reports.NotRun, "all 2 injections failed (first: isolate-leader: iptables -A …: exit status 4)"},
+		{"one injected", reports.Pass, []evidence.Fault{refused, injected}, reports.Pass, ""},
+		{"heal failed", reports.Pass, []evidence.Fault{healFailed}, reports.Pass, ""},
+		{"a FAIL without faults", reports.Fail, nil, reports.Fail, "lost update"},
+	} {
+		out := Result{Verdict: tc.verdict}
+		if tc.verdict == reports.Fail {
+			out.Reason = "lost update"
+		}
+		noFaultTookEffect(&out, tc.events)
+		if out.Verdict != tc.want || !strings.Contains(out.Reason, tc.reason) {
+			t.Errorf("%s: %s %q, want %s with %q", tc.name, out.Verdict, out.Reason, tc.want, tc.reason)
+		}
 	}
 }

@@ -217,6 +217,7 @@ func runReadHazard(ctx context.Context, t Target, p Params, name string,
 		out.Reason = where + ": " + out.Reason
 	}
 	inspected.apply(&out)
+	noFaultTookEffect(&out, events)
 	if res.Verdict == linearizability.Illegal {
 		visualizeFaults(ctx, p, res, events)
 	}

@@ -485,6 +485,30 @@ func TestPacketLossOnCluster(t *testing.T) {
 	o.assertCleanedUp(t)
 }
 
+// TestFaultRunWithoutFaultsIsNotRun: a leader-kill run whose traffic ends
+// before its first fault (one second; the schedule waits about three
+// before the first kill) checked a cluster without faults: NOT RUN, saying
+// why, never PASS.
+func TestFaultRunWithoutFaultsIsNotRun(t *testing.T) {
+	bin := needRqlited(t)
+	sc, err := Lookup("leader-kill")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o opened
+	target := o.target(t, "rqlite+process:?nodes=3&rqlited="+bin)
+	res := runWatched(t, 2*time.Minute, func(ctx context.Context) Result {
+		return sc.Run(ctx, target, Params{Seed: 1, OutDir: t.TempDir(), Clients: 4, Executions: 2, Duration: time.Second})
+	})
+	if res.Verdict != reports.NotRun || !strings.Contains(res.Reason, "no fault was injected") {
+		t.Errorf("%s (%s) %v; want NOT RUN: no fault was injected", res.Verdict, res.Reason, res.Metrics)
+	}
+	if res.Ops == 0 {
+		t.Error("no traffic ran: the run should have gone through and only then found no fault")
+	}
+	o.assertCleanedUp(t)
+}
+
 // passFaultScenario runs fault scenario name on a 3-node process cluster
 // (the URL's query extended by query) for d, seed 1, logs its fault
 // timeline, and fails the test unless it PASSes. It returns the result, the
