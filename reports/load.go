@@ -35,10 +35,14 @@ type report struct {
 	// (NOT RUN under --fail-on-not-run); HeadVerdict colours it.
 	Headline    string
 	HeadVerdict Verdict
-	Counts      []verdictCount
-	Backends    []string
-	Scenarios   []string
-	Runs        []*runView
+	// GateFailed is the gate's headline when its exit code is not 0, ""
+	// otherwise: junit.xml shows it as a failing test case when no run's
+	// case does (a NOT RUN under --fail-on-not-run is a skipped case).
+	GateFailed string
+	Counts     []verdictCount
+	Backends   []string
+	Scenarios  []string
+	Runs       []*runView
 }
 
 // verdictCount is how many runs ended with a verdict.
@@ -95,6 +99,9 @@ func load(dir string, s *Summary, date time.Time) *report {
 	rep.Headline, rep.HeadVerdict = string(rep.Overall), rep.Overall
 	if g := s.Gate; g != nil && g.ExitCode != 0 && rep.Overall != Interrupted {
 		rep.Headline, rep.HeadVerdict = g.Headline, Fail
+	}
+	if g := s.Gate; g != nil && g.ExitCode != 0 {
+		rep.GateFailed = redactText(g.Headline)
 	}
 	return rep
 }
