@@ -58,6 +58,13 @@ func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return ExitUsage, err
 	}
+	for _, sh := range shards {
+		if o.dir != "" && samePath(o.dir, sh.dir) {
+			// Each run folder would be copied onto itself: os.Create
+			// empties a file before it is read.
+			return ExitUsage, usagef("merge never writes over its input: --out %s is the folder of shard %d/%d", o.dir, sh.Shard.K, sh.Shard.N)
+		}
+	}
 	if err := o.resolve(); err != nil {
 		return ExitUsage, err
 	}
@@ -145,6 +152,11 @@ func mergeShards(shards []shardSummary) (*reports.Summary, error) {
 				sh.dir, first.dir, sh.Shard.PlanDigest, first.Shard.PlanDigest)
 		case seen[sh.Shard.K] != "":
 			return nil, usagef("shard %d/%d given twice (%s and %s)", sh.Shard.K, n, seen[sh.Shard.K], sh.dir)
+		}
+		for _, r := range sh.Runs {
+			if r.Dir != "" && !filepath.IsLocal(r.Dir) {
+				return nil, usagef("%s: run %d's folder %q is not inside the shard's folder: not copied", sh.dir, r.Index, r.Dir)
+			}
 		}
 		seen[sh.Shard.K] = sh.dir
 		if !sh.Started.IsZero() && (out.Started.IsZero() || sh.Started.Before(out.Started)) {
