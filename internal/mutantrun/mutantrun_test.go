@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -329,4 +331,49 @@ func hasRowLine(table, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// A catalogue whose mutants all survive exits 1, but each of its runs is a
+// PASS: its summary carries the gate, so that summary.md says GATE FAILED
+// and junit.xml, read by a CI system, holds a failing case instead of
+// only passing ones. A catalogue that passes says so with exit code 0.
+func TestSurvivorsFailTheReports(t *testing.T) {
+	subjects, err := Select(Subjects(), []string{"trace-off-by-one", "memory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, _, err := Runner{Subjects: subjects, Scenarios: []scenarios.Scenario{concurrentScenario()}, Seed: 7}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := tab.Summary("storecheck mutants --only trace-off-by-one,memory")
+	sum.Verdict = tab.Verdict()
+	if g := sum.Gate; g == nil || g.ExitCode != reports.ExitFailed || !strings.Contains(g.Headline, "survivors trace-off-by-one") {
+		t.Fatalf("gate %+v; want exit 1 naming the survivor", g)
+	}
+	dir := t.TempDir()
+	if err := reports.WriteJSON(filepath.Join(dir, reports.SummaryFile), sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := reports.Render(dir); err != nil {
+		t.Fatal(err)
+	}
+	junit, err := os.ReadFile(filepath.Join(dir, reports.JUnitFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(junit), `failures="0" errors="0"`) && !strings.Contains(string(junit), "survivors trace-off-by-one") {
+		t.Errorf("junit.xml of a failed catalogue reads as passing:\n%s", junit)
+	}
+	caught, err := Select(Subjects(), []string{"read-check-write"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, _, err = Runner{Subjects: caught, Scenarios: []scenarios.Scenario{concurrentScenario()}, Seed: 7}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := tab.Summary("storecheck mutants").Gate; g == nil || g.ExitCode != reports.ExitPassed || !strings.HasPrefix(g.Headline, "PASS") {
+		t.Errorf("a caught mutant: gate %+v; want exit 0, PASS", g)
+	}
 }

@@ -151,10 +151,26 @@ func minimalText(row Row) string {
 	return strconv.Itoa(best)
 }
 
+// Gate is the catalogue's exit code and verdict line: 130 when it was
+// interrupted, 1 when a mutant survived or a correct backend was flagged
+// or not shown to pass (Pass), else 0. Every report shows it; junit.xml,
+// whose cases are the runs (a survivor's all PASS), fails with it.
+func (t *Table) Gate() *reports.Gate {
+	code := reports.ExitPassed
+	switch {
+	case t.Interrupted:
+		code = reports.ExitInterrupted
+	case !t.Pass():
+		code = reports.ExitFailed
+	}
+	return &reports.Gate{ExitCode: code, Headline: t.verdictLine()}
+}
+
 // Summary is the table as summary.json: one run per subject × scenario, in
-// the schema `storecheck run` writes, so that later report rendering works.
+// the schema `storecheck run` writes, so that later report rendering works,
+// with the catalogue's gate (Gate).
 func (t *Table) Summary(command string) *reports.Summary {
-	s := &reports.Summary{Seed: t.Seed, Command: command}
+	s := &reports.Summary{Seed: t.Seed, Command: command, Gate: t.Gate()}
 	for _, row := range t.Rows {
 		for _, r := range row.Runs {
 			metrics := map[string]float64{}
