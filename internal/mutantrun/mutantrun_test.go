@@ -377,3 +377,15 @@ func TestSurvivorsFailTheReports(t *testing.T) {
 		t.Errorf("a caught mutant: gate %+v; want exit 0, PASS", g)
 	}
 }
+
+// A reproduce line is a shell command: a subject's URL with a query ('?'
+// globs in every shell, zsh refuses it unmatched; '&' ends a command) is
+// quoted as `storecheck run` quotes its own.
+func TestReproduceQuotesTheBackend(t *testing.T) {
+	tab := &Table{Seed: 1, Sizing: Sizing{Checks: 100, Steps: 30, Clients: 16, Executions: 2, Ops: 1000}, Rows: []Row{{Name: "unsynced-full", Kind: Mutant,
+		Runs: []RunResult{{Scenario: "power-loss", Seed: 5, Backend: "mutant:unsynced-full?path={dir}/store.db", Verdict: reports.Fail}}}}}
+	got := tab.Summary("storecheck mutants").Runs[0].Reproduce
+	if want := "storecheck run --backend 'mutant:unsynced-full?path={dir}/store.db' --scenario power-loss --seed 5 "; !strings.HasPrefix(got, want) {
+		t.Errorf("reproduce %q\nwant it to start with %q", got, want)
+	}
+}

@@ -194,7 +194,7 @@ func (t *Table) Summary(command string) *reports.Summary {
 
 // reproduce is the `storecheck run` command line that repeats one run.
 func (t *Table) reproduce(r RunResult) string {
-	parts := []string{"storecheck", "run", "--backend", r.Backend, "--scenario", r.Scenario, "--seed", strconv.FormatUint(r.Seed, 10)}
+	parts := []string{"storecheck", "run", "--backend", reports.ShellQuote(reports.Redact(r.Backend)), "--scenario", r.Scenario, "--seed", strconv.FormatUint(r.Seed, 10)}
 	z := t.Sizing
 	switch r.Scenario {
 	case "conformance":
