@@ -159,6 +159,10 @@ func TestRealScenarios(t *testing.T) {
 		if r.Seed != DeriveSeed(3, r.Scenario) || !strings.Contains(r.Reproduce, fmt.Sprint(r.Seed)) || r.Dir == "" {
 			t.Errorf("run %+v", r)
 		}
+		// replay says "same plan" only against the original's digest.
+		if r.SequenceDigest == "" {
+			t.Errorf("%s on %s records no sequence digest: a replay of it cannot say whether it ran the same plan", r.Scenario, r.Backend)
+		}
 	}
 	b, err := json.Marshal(tab)
 	if err != nil {

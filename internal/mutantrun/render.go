@@ -184,7 +184,7 @@ func (t *Table) Summary(command string) *reports.Summary {
 			s.Runs = append(s.Runs, reports.Run{
 				Backend: reports.Redact(r.Backend), Scenario: r.Scenario, Verdict: r.Verdict, Reason: r.Reason,
 				Seed: r.Seed, Reproduce: t.reproduce(r), DurationMS: r.Time.Milliseconds(), Ops: r.Ops,
-				Guarantee: r.Guarantee, Cases: r.Cases, MinimalSteps: r.MinimalSteps, Dir: r.Dir,
+				Guarantee: r.Guarantee, Cases: r.Cases, SequenceDigest: r.SequenceDigest, MinimalSteps: r.MinimalSteps, Dir: r.Dir,
 				Metrics: metrics, Options: t.options(row), NotApplicable: r.NotApplicable,
 			})
 		}
