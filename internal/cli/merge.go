@@ -95,6 +95,12 @@ func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
 	rule := notRunPasses
 	if failOnNotRun {
 		rule = notRunFails
+	} else if sh := failedOnNotRun(shards); sh != nil {
+		// The merged gate is no weaker than a shard's: a shard whose own
+		// gate failed on a NOT RUN was told to (--fail-on-not-run, or run's
+		// rule), and the merge is its report.
+		fmt.Fprintf(e.stderr, "storecheck merge: shard %d/%d failed its gate on a NOT RUN (%s): merging under --fail-on-not-run\n", sh.Shard.K, sh.Shard.N, sh.Gate.Headline)
+		rule = notRunFails
 	}
 	sum.Gate = reports.Decide(sum, reports.Policy{NotRun: rule, AcceptKnown: o.acceptKnown})
 	code := sum.Gate.ExitCode
@@ -189,6 +195,19 @@ func mergeShards(shards []shardSummary) (*reports.Summary, error) {
 		}
 	}
 	return out, nil
+}
+
+// failedOnNotRun is the first shard whose gate failed on a NOT RUN under
+// a rule that fails one (its headline names the rule: Decide), or nil.
+func failedOnNotRun(shards []shardSummary) *shardSummary {
+	for i, sh := range shards {
+		g := sh.Gate
+		if g != nil && g.ExitCode != reports.ExitPassed &&
+			(strings.Contains(g.Headline, reports.NotRunFailsUnderFlag) || strings.Contains(g.Headline, reports.NotRunFailsRun)) {
+			return &shards[i]
+		}
+	}
+	return nil
 }
 
 // copyTree copies the folder src to dst.

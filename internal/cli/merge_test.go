@@ -312,3 +312,36 @@ func TestMergeNeverWritesOverItsInput(t *testing.T) {
 		t.Errorf("merge wrote though it refused the shard (%v)", err)
 	}
 }
+
+// A merge is no weaker a gate than its shards: a shard that failed its
+// gate on a NOT RUN under --fail-on-not-run makes the merged gate fail on
+// it too, even when merge was not given the flag (the report job of a
+// workflow whose merge step lost it would otherwise go green).
+func TestMergeKeepsTheShardsNotRunRule(t *testing.T) {
+	dir := t.TempDir()
+	var shards []string
+	for k := 1; k <= 2; k++ {
+		out := filepath.Join(dir, fmt.Sprintf("s%d", k))
+		args := []string{"qualify", "--backends", "memory:,rqlite://127.0.0.1:1?connect_timeout=1s", "--scenarios", "conformance",
+			"--checks", "5", "--seed", "3", "--fail-on-not-run", "--shard", fmt.Sprintf("%d/2", k), "--out", out, "--quiet"}
+		want := ExitOK
+		if k == 2 {
+			want = ExitFail // the rqlite run: NOT RUN under --fail-on-not-run
+		}
+		if code, stdout, stderr := run(t, args...); code != want {
+			t.Fatalf("%v: exit %d, want %d\n%s%s", args, code, want, stdout, stderr)
+		}
+		shards = append(shards, out)
+	}
+	code, _, stderr := run(t, "merge", "--out", filepath.Join(dir, "merged"), "--quiet", shards[0], shards[1])
+	if code != ExitFail {
+		t.Errorf("merge without --fail-on-not-run of a shard that failed on a NOT RUN: exit %d, want %d (%s)", code, ExitFail, stderr)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(dir, "merged", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := sum.Gate; g == nil || g.Headline != "GATE FAILED: 1 NOT RUN under --fail-on-not-run" {
+		t.Errorf("merged gate %+v", g)
+	}
+}
