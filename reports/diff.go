@@ -233,6 +233,13 @@ func verdictRank(r Run) int {
 // which a gate with --accept-known lets pass.
 func verdictChange(k [2]string, old, r Run) []Change {
 	if old.Verdict == r.Verdict && old.NotApplicable == r.NotApplicable && old.KnownIssue == r.KnownIssue {
+		if r.Verdict == Fail && r.Guarantee != old.Guarantee {
+			// Still failing, on another guarantee: a new failure may hide
+			// behind the old one. Shown; timing may move which check
+			// fires first.
+			return []Change{{Backend: k[0], Scenario: k[1], What: "guarantee", Base: old.Guarantee, New: r.Guarantee,
+				Note: "still FAIL, another guarantee broken"}}
+		}
 		return nil
 	}
 	c := Change{Backend: k[0], Scenario: k[1], What: "verdict", Base: verdictText(old), New: verdictText(r)}

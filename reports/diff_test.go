@@ -218,6 +218,12 @@ func TestDiffSeesWhatAGateMustNotMiss(t *testing.T) {
 	if !strings.HasPrefix(head.String(), "## storecheck diff: ⚠️ no regression, but not the same plan") || seedOnly.Regressions() != 0 {
 		t.Errorf("a diff of runs of another seed, no verdict changed:\n%s", head.String())
 	}
+	lost, durability := run("g", Fail), run("g", Fail)
+	lost.Guarantee, durability.Guarantee = "lost update", "durability"
+	other := CompareSummaries(&Summary{Runs: []Run{lost}}, &Summary{Runs: []Run{durability}}, "", "", DefaultDiffOptions())
+	if len(other.Changes) != 1 || other.Changes[0].What != "guarantee" || other.Changes[0].New != "durability" {
+		t.Errorf("a FAIL on another guarantee is not shown: %+v", other.Changes)
+	}
 	fixed := CompareSummaries(&Summary{Runs: []Run{known}}, &Summary{Runs: []Run{run("known", Fail)}}, "", "", DefaultDiffOptions())
 	if len(fixed.Changes) != 1 || fixed.Regressions() != 0 {
 		t.Errorf("a FAIL no longer put down to a known issue is shown, not a regression: %+v", fixed.Changes)
