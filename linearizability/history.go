@@ -33,6 +33,11 @@ type Meta struct {
 	Seed     uint64 `json:"seed,omitempty"`
 	Scenario string `json:"scenario,omitempty"`
 	Store    string `json:"store,omitempty"`
+	// Ops is how many operation lines follow, as WriteJSONL wrote them: a
+	// file holding another number was cut (at a line, where nothing else
+	// shows it) or edited, and is refused. 0: not stated (a history
+	// written before the field, or by hand).
+	Ops int `json:"ops,omitempty"`
 }
 
 // DefaultMeta is the meta of a history that states none.
@@ -50,6 +55,7 @@ func WriteJSONL(w io.Writer, h History) error {
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	meta := h.Meta
+	meta.Ops = len(h.Ops)
 	if err := enc.Encode(metaLine{Meta: &meta}); err != nil {
 		return fmt.Errorf("write history meta: %w", err)
 	}
@@ -123,6 +129,9 @@ func readJSONL(each func(fn func([]byte) error) error, lines int) (History, erro
 		return History{}, derr
 	case err != nil && !errors.Is(err, errStopReading):
 		return History{}, err
+	}
+	if h.Meta.Ops != 0 && len(decoded) != h.Meta.Ops {
+		return History{}, fmt.Errorf("%w: %d operations, but the meta line says %d were written: the file was cut or edited", ErrMalformed, len(decoded), h.Meta.Ops)
 	}
 	h.Ops = decoded
 	return h, nil

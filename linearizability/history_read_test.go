@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -250,5 +251,34 @@ func TestInPlaceBound(t *testing.T) {
 		if len(line)+1 < minOperationLine {
 			t.Fatalf("a line storecheck writes is %d bytes, under minOperationLine: %s", len(line), line)
 		}
+	}
+}
+
+// TestCutHistoryIsRefused: a history cut at a line ending (a copy that
+// stopped, an upload cut short) holds only well-formed lines, and check
+// would pass the operations it kept; the meta line says how many were
+// written, so a file holding fewer (or more) is refused, by ReadJSONL and
+// by LoadFile alike. A history whose meta line states no count (written
+// before it was recorded, or by hand) is read as it is.
+func TestCutHistoryIsRefused(t *testing.T) {
+	h := simulate(t, simConfig{ops: 200, clients: 4, execs: 5, traceMax: model.DefaultTraceMax, seed: 5})
+	lines := strings.SplitAfter(jsonlOf(t, h).String(), "\n")
+	cut := strings.Join(lines[:len(lines)/2], "")
+	if _, err := ReadJSONL(strings.NewReader(cut)); !errors.Is(err, ErrMalformed) || !strings.Contains(err.Error(), "cut or edited") {
+		t.Errorf("ReadJSONL of a history cut at a line: %v; want a malformed history, cut", err)
+	}
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	if err := os.WriteFile(path, []byte(cut), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFile(path); !errors.Is(err, ErrMalformed) {
+		t.Errorf("LoadFile of a history cut at a line: %v; want a malformed history", err)
+	}
+	noCount := strings.Replace(cut, `"ops":`+strconv.Itoa(len(h.Ops)), `"seed":5`, 1)
+	if noCount == cut {
+		t.Fatalf("the meta line does not state the count:\n%s", lines[0])
+	}
+	if back, err := ReadJSONL(strings.NewReader(noCount)); err != nil || len(back.Ops) != len(lines)/2-1 {
+		t.Errorf("a history that states no count: %d operations, %v", len(back.Ops), err)
 	}
 }

@@ -43,8 +43,9 @@ type Change struct {
 type Diff struct {
 	Base, New string // where they were read
 	Changes   []Change
-	// Cells counts the backend × scenario cells compared.
-	Cells int
+	// Cells counts the backend × scenario cells compared, OtherPlan those
+	// of them whose runs had another seed or other options.
+	Cells, OtherPlan int
 	// Caveat, when set, says why some figures do not compare (the two
 	// summaries ran different numbers of runs at once).
 	Caveat string
@@ -96,43 +97,116 @@ func OutRelative(b string, dirs ...string) string {
 	return b
 }
 
+// cell is a backend × scenario cell of a summary, and which of the runs
+// of that cell it is (from 0): a plan may hold one cell twice (the same
+// backend given twice), and each run is compared with the base's run of
+// the same rank, so that a doubled cell that lost one run is seen.
+type cell struct {
+	key [2]string
+	nth int
+}
+
+// cellsOf names every run of s as a cell, in order.
+func cellsOf(s *Summary, dir string) []cell {
+	seen := map[[2]string]int{}
+	out := make([]cell, len(s.Runs))
+	for i, r := range s.Runs {
+		k := cellKey(r, s.Out, dir)
+		out[i] = cell{k, seen[k]}
+		seen[k]++
+	}
+	return out
+}
+
 // CompareSummaries diffs new against base. baseDir and newDir are the
 // folders the summaries were read from.
 func CompareSummaries(base, new *Summary, baseDir, newDir string, opt DiffOptions) *Diff {
 	d := &Diff{Caveat: parallelCaveat(base.Parallel, new.Parallel)}
-	before := map[[2]string]Run{}
-	var order [][2]string
-	for _, r := range base.Runs {
-		k := cellKey(r, base.Out, baseDir)
-		if _, dup := before[k]; !dup {
-			order = append(order, k)
-		}
-		before[k] = r
+	baseCells := cellsOf(base, baseDir)
+	before := make(map[cell]Run, len(base.Runs))
+	for i, c := range baseCells {
+		before[c] = base.Runs[i]
 	}
-	seen := map[[2]string]bool{}
-	for _, r := range new.Runs {
-		k := cellKey(r, new.Out, newDir)
-		seen[k] = true
-		old, ok := before[k]
+	seen := map[cell]bool{}
+	for i, c := range cellsOf(new, newDir) {
+		r, k := new.Runs[i], c.key
+		seen[c] = true
+		old, ok := before[c]
 		if !ok {
-			d.Changes = append(d.Changes, Change{Backend: k[0], Scenario: k[1], What: "verdict", Base: "absent", New: string(r.Verdict),
+			d.Changes = append(d.Changes, Change{Backend: k[0], Scenario: k[1], What: "verdict", Base: "absent", New: verdictText(r),
 				Worse: r.Verdict == Fail || r.Verdict == Interrupted, Note: "new cell"})
 			continue
 		}
 		d.Cells++
+		if plan := planChanges(k, old, r); len(plan) > 0 {
+			d.OtherPlan++
+			d.Changes = append(d.Changes, plan...)
+		}
 		d.Changes = append(d.Changes, verdictChange(k, old, r)...)
 		if old.Verdict == Pass && r.Verdict == Pass {
 			d.Changes = append(d.Changes, metricChanges(k, old, r, opt)...)
 		}
 	}
-	for _, k := range order {
-		if !seen[k] {
-			old := before[k]
-			d.Changes = append(d.Changes, Change{Backend: k[0], Scenario: k[1], What: "verdict", Base: string(old.Verdict), New: "absent",
-				Worse: old.Verdict == Pass, Note: "the new summary has no such run"})
+	for _, c := range baseCells {
+		if !seen[c] {
+			old := before[c]
+			note := "the new summary has no such run"
+			if old.Verdict == Fail {
+				note += ": the failure is no longer checked"
+			}
+			d.Changes = append(d.Changes, Change{Backend: c.key[0], Scenario: c.key[1], What: "verdict", Base: verdictText(old), New: "absent",
+				Worse: old.Verdict == Pass || old.Verdict == Fail, Note: note})
 		}
 	}
+	if d.OtherPlan > 0 {
+		d.Caveat = strings.TrimSpace(d.Caveat + " " + fmt.Sprintf("%d of the %d cells compared ran with another seed or other options than the base's (the ℹ️ seed and options rows): their verdicts and figures are not those of the same plan.", d.OtherPlan, d.Cells))
+	}
 	return d
+}
+
+// planChanges says how the seed and options of a cell's run differ from
+// the base's: two runs of other seeds or knobs are not the same plan, so
+// a verdict that held, or figures that moved, are shown with that said.
+func planChanges(k [2]string, old, r Run) []Change {
+	var out []Change
+	if old.Seed != r.Seed {
+		out = append(out, Change{Backend: k[0], Scenario: k[1], What: "seed", Base: fmt.Sprint(old.Seed), New: fmt.Sprint(r.Seed),
+			Note: "another seed: another plan"})
+	}
+	var was, now []string
+	names := map[string]bool{}
+	for name := range old.Options {
+		names[name] = true
+	}
+	for name := range r.Options {
+		names[name] = true
+	}
+	sorted := make([]string, 0, len(names))
+	for name := range names {
+		sorted = append(sorted, name)
+	}
+	sort.Strings(sorted)
+	for _, name := range sorted {
+		a, okA := old.Options[name]
+		b, okB := r.Options[name]
+		if a == b && okA == okB {
+			continue
+		}
+		was, now = append(was, optionText(name, a, okA)), append(now, optionText(name, b, okB))
+	}
+	if len(was) > 0 {
+		out = append(out, Change{Backend: k[0], Scenario: k[1], What: "options", Base: strings.Join(was, " "), New: strings.Join(now, " "),
+			Note: "other options: another plan"})
+	}
+	return out
+}
+
+// optionText is name=value, or name unset.
+func optionText(name, value string, ok bool) string {
+	if !ok {
+		return name + " unset"
+	}
+	return name + "=" + value
 }
 
 // verdictRank orders verdicts from best to worst for a cell: a PASS that
@@ -151,24 +225,49 @@ func verdictRank(r Run) int {
 	}
 }
 
+// verdictChange is the change of a cell's verdict, if any. It is a
+// regression when the cell got worse (verdictRank), when it FAILs where
+// it did not (it was not run, not applicable or interrupted: as a new
+// cell that FAILs), when a FAIL became not applicable (no longer
+// checked), or when a FAIL is newly put down to a known upstream issue,
+// which a gate with --accept-known lets pass.
 func verdictChange(k [2]string, old, r Run) []Change {
-	if old.Verdict == r.Verdict && old.NotApplicable == r.NotApplicable {
+	if old.Verdict == r.Verdict && old.NotApplicable == r.NotApplicable && old.KnownIssue == r.KnownIssue {
+		if r.Verdict == Fail && r.Guarantee != old.Guarantee {
+			// Still failing, on another guarantee: a new failure may hide
+			// behind the old one. Shown; timing may move which check
+			// fires first.
+			return []Change{{Backend: k[0], Scenario: k[1], What: "guarantee", Base: old.Guarantee, New: r.Guarantee,
+				Note: "still FAIL, another guarantee broken"}}
+		}
 		return nil
 	}
 	c := Change{Backend: k[0], Scenario: k[1], What: "verdict", Base: verdictText(old), New: verdictText(r)}
 	a, b := verdictRank(old), verdictRank(r)
-	c.Worse = a >= 0 && b > a || a == 0 && b < 0
-	if r.Verdict == Fail && r.Guarantee != "" {
+	newlyKnown := r.Verdict == Fail && old.Verdict == Fail && r.KnownIssue != "" && r.KnownIssue != old.KnownIssue
+	c.Worse = a >= 0 && b > a || a == 0 && b < 0 ||
+		r.Verdict == Fail && old.Verdict != Fail ||
+		old.Verdict == Fail && b < 0 ||
+		newlyKnown
+	switch {
+	case newlyKnown:
+		c.Note = "newly put down to a known upstream issue, which --accept-known lets pass"
+	case r.Verdict == Fail && r.Guarantee != "":
 		c.Note = r.Guarantee
-	} else if r.Verdict != Pass {
+	case r.Verdict != Pass:
 		c.Note = clipLine(r.Reason, 120)
 	}
 	return []Change{c}
 }
 
+// verdictText is the verdict as the diff shows it: a NOT RUN that does
+// not apply as "not applicable", a FAIL a known issue explains with it.
 func verdictText(r Run) string {
-	if r.Verdict == NotRun && r.NotApplicable {
+	switch {
+	case r.Verdict == NotRun && r.NotApplicable:
 		return "not applicable"
+	case r.Verdict == Fail && r.KnownIssue != "":
+		return "FAIL (known issue " + r.KnownIssue + ")"
 	}
 	return string(r.Verdict)
 }
@@ -270,6 +369,8 @@ func (d *Diff) markdown(rows int) string {
 	switch {
 	case reg > 0:
 		fmt.Fprintf(&b, "## storecheck diff: ❌ %d regression%s\n\n", reg, plural(reg))
+	case d.OtherPlan > 0:
+		fmt.Fprintf(&b, "## storecheck diff: ⚠️ no regression, but not the same plan\n\n")
 	default:
 		fmt.Fprintf(&b, "## storecheck diff: ✅ no regression\n\n")
 	}
@@ -297,7 +398,7 @@ func (d *Diff) markdown(rows int) string {
 		}
 		// The note may be a server's error text: plain text in
 		// the cell, no markup, no HTML, no pipe ending it.
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mark, mdCell(mdCode(c.Backend)), mdCell(mdText(c.Scenario)), c.What, c.Base, c.New, mdCell(mdText(c.Note)))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s |\n", mark, mdCell(mdCode(c.Backend)), mdCell(mdText(c.Scenario)), c.What, mdCell(mdText(c.Base)), mdCell(mdText(c.New)), mdCell(mdText(c.Note)))
 	}
 	if len(left) > 0 {
 		worse := 0

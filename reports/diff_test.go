@@ -158,3 +158,74 @@ func TestDiffCommentFits(t *testing.T) {
 		t.Errorf("a diff that fits was cut:\n%s", smallComment.String())
 	}
 }
+
+// TestDiffSeesWhatAGateMustNotMiss: the verdict changes that let a broken
+// change through a gate unseen are regressions: a failing cell dropped
+// from the plan or made not applicable, a cell that was not checked and
+// now FAILs, a FAIL newly put down to a known issue (which --accept-known
+// passes), and the second run of a doubled cell gone. Runs of another seed
+// or other options are not the same plan: the diff shows them and says so.
+func TestDiffSeesWhatAGateMustNotMiss(t *testing.T) {
+	run := func(scenario string, v Verdict) Run {
+		return Run{Backend: "memory:", Scenario: scenario, Verdict: v, Seed: 7, Options: map[string]string{"checks": "100"}}
+	}
+	known := run("known", Fail)
+	known.KnownIssue = "raft-heartbeat-term-race"
+	notApplicable := run("na", NotRun)
+	notApplicable.NotApplicable = true
+	base := &Summary{Runs: []Run{
+		run("dropped", Fail), run("na", Fail), run("notrun", NotRun), run("interrupted", Interrupted), run("known", Fail),
+		run("twice", Pass), run("twice", Pass), run("seed", Pass), run("options", Pass),
+	}}
+	otherSeed, otherOptions := run("seed", Pass), run("options", Pass)
+	otherSeed.Seed = 8
+	otherOptions.Options = map[string]string{"checks": "1", "steps": "5"}
+	next := &Summary{Runs: []Run{
+		notApplicable, run("notrun", Fail), run("interrupted", Fail), known,
+		run("twice", Pass), otherSeed, otherOptions, run("new", Fail),
+	}}
+	d := CompareSummaries(base, next, "", "", DefaultDiffOptions())
+	var md strings.Builder
+	if err := d.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	got := md.String()
+	t.Log(got)
+	for _, want := range []string{
+		"| ❌ | `memory:` | dropped | verdict | FAIL | absent | the new summary has no such run: the failure is no longer checked |",
+		"| ❌ | `memory:` | na | verdict | FAIL | not applicable |",
+		"| ❌ | `memory:` | notrun | verdict | NOT RUN | FAIL |",
+		"| ❌ | `memory:` | interrupted | verdict | INTERRUPTED | FAIL |",
+		"| ❌ | `memory:` | known | verdict | FAIL | FAIL (known issue raft-heartbeat-term-race) | newly put down to a known upstream issue",
+		"| ❌ | `memory:` | twice | verdict | PASS | absent |",
+		"| ❌ | `memory:` | new | verdict | absent | FAIL | new cell |",
+		"| ℹ️ | `memory:` | seed | seed | 7 | 8 |",
+		"| ℹ️ | `memory:` | options | options | checks=100 steps unset | checks=1 steps=5 |",
+		"2 of the 7 cells compared ran with another seed or other options",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	if n := d.Regressions(); n != 7 {
+		t.Errorf("%d regressions, want 7", n)
+	}
+	seedOnly := CompareSummaries(&Summary{Runs: []Run{run("seed", Pass)}}, &Summary{Runs: []Run{otherSeed}}, "", "", DefaultDiffOptions())
+	var head strings.Builder
+	if err := seedOnly.WriteMarkdown(&head); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(head.String(), "## storecheck diff: ⚠️ no regression, but not the same plan") || seedOnly.Regressions() != 0 {
+		t.Errorf("a diff of runs of another seed, no verdict changed:\n%s", head.String())
+	}
+	lost, durability := run("g", Fail), run("g", Fail)
+	lost.Guarantee, durability.Guarantee = "lost update", "durability"
+	other := CompareSummaries(&Summary{Runs: []Run{lost}}, &Summary{Runs: []Run{durability}}, "", "", DefaultDiffOptions())
+	if len(other.Changes) != 1 || other.Changes[0].What != "guarantee" || other.Changes[0].New != "durability" {
+		t.Errorf("a FAIL on another guarantee is not shown: %+v", other.Changes)
+	}
+	fixed := CompareSummaries(&Summary{Runs: []Run{known}}, &Summary{Runs: []Run{run("known", Fail)}}, "", "", DefaultDiffOptions())
+	if len(fixed.Changes) != 1 || fixed.Regressions() != 0 {
+		t.Errorf("a FAIL no longer put down to a known issue is shown, not a regression: %+v", fixed.Changes)
+	}
+}

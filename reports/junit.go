@@ -99,6 +99,12 @@ func renderJUnit(rep *report) ([]byte, error) {
 		totalMS += v.DurationMS
 		s.Cases = append(s.Cases, c)
 	}
+	if c, ok := gateCase(rep, all.Suites); ok {
+		all.Suites = append(all.Suites, junitSuite{Name: gateSuite, Tests: 1, Failures: 1,
+			Timestamp:  rep.Date.Format("2006-01-02T15:04:05"),
+			Properties: []junitProperty{{"seed", strconv.FormatUint(rep.Seed, 10)}, {"command", rep.Command}},
+			Cases:      []junitCase{c}})
+	}
 	for i := range all.Suites {
 		s := &all.Suites[i]
 		s.Time = seconds(s.ms)
@@ -110,6 +116,27 @@ func renderJUnit(rep *report) ([]byte, error) {
 		return nil, fmt.Errorf("encode junit: %w", err)
 	}
 	return append([]byte(xml.Header), append(out, '\n')...), nil
+}
+
+// gateSuite names the suite of the gate's own test case (gateCase).
+const gateSuite = "storecheck gate"
+
+// gateCase is a failing test case for a gate whose exit code is not 0 when
+// no run's case says so: a NOT RUN under --fail-on-not-run, or every run
+// NOT RUN, is a skipped case, and a CI system reading only skips would
+// show the job's tests as passing while the job failed.
+func gateCase(rep *report, suites []junitSuite) (junitCase, bool) {
+	if rep.GateFailed == "" {
+		return junitCase{}, false
+	}
+	for _, s := range suites {
+		if s.Failures > 0 || s.Errors > 0 {
+			return junitCase{}, false
+		}
+	}
+	return junitCase{ClassName: gateSuite, Name: "exit code", Time: seconds(0),
+		Failure: &junitMessage{Message: oneLine(rep.GateFailed), Type: "gate",
+			Body: rep.GateFailed + "\n" + "command: " + rep.Command + "\n"}}, true
 }
 
 // failDetail is the body of a failure: what broke and how to repeat it.

@@ -88,3 +88,51 @@ func TestJUnitEveryVerdict(t *testing.T) {
 		t.Error("the failure body does not keep the whole reason, its line breaks included")
 	}
 }
+
+// TestJUnitFailsWithTheGate: a gate that exits 1 with no FAIL among its
+// runs (a NOT RUN under --fail-on-not-run, or nothing checked at all) must
+// not read as passing in a CI system's test view, where a NOT RUN is only
+// a skipped case: junit.xml then holds a failing case with the gate's
+// headline. A gate that passes, or one whose runs already fail, adds none.
+func TestJUnitFailsWithTheGate(t *testing.T) {
+	pass := Run{Backend: "memory:", Scenario: "conformance", Verdict: Pass, Seed: 7, Reproduce: "storecheck run a"}
+	notRun := Run{Backend: "rqlite+process:?nodes=3", Scenario: "conformance", Verdict: NotRun, Reason: "no rqlited binary", Seed: 7, Reproduce: "storecheck run b"}
+	fail := Run{Backend: "memory:", Scenario: "concurrent", Verdict: Fail, Reason: "lost update", Seed: 7, Reproduce: "storecheck run c"}
+	for _, c := range []struct {
+		name          string
+		runs          []Run
+		gate          Gate
+		failures, all int
+	}{
+		{"NOT RUN under --fail-on-not-run", []Run{pass, notRun}, Gate{ExitCode: ExitFailed, Headline: "GATE FAILED: 1 NOT RUN under --fail-on-not-run"}, 1, 3},
+		{"nothing checked", []Run{notRun}, Gate{ExitCode: ExitFailed, Headline: "GATE FAILED: nothing was checked (every run NOT RUN)"}, 1, 2},
+		{"NOT RUN not failing the gate", []Run{pass, notRun}, Gate{ExitCode: ExitPassed, Headline: "PASS (1 NOT RUN (not failing the gate))"}, 0, 2},
+		{"a FAIL already failing", []Run{pass, fail}, Gate{ExitCode: ExitFailed, Headline: "GATE FAILED: 1 FAIL"}, 1, 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			sum := &Summary{Seed: 7, Command: "storecheck qualify --fail-on-not-run", Runs: c.runs, Gate: &c.gate}
+			if err := WriteJSON(filepath.Join(dir, SummaryFile), sum); err != nil {
+				t.Fatal(err)
+			}
+			if err := Render(dir); err != nil {
+				t.Fatal(err)
+			}
+			var doc junitDoc
+			if err := xml.Unmarshal([]byte(readFile(t, filepath.Join(dir, JUnitFile))), &doc); err != nil {
+				t.Fatal(err)
+			}
+			if doc.Failures+doc.Errors != c.failures || doc.Tests != c.all {
+				t.Fatalf("tests=%d failures=%d errors=%d; want %d tests, %d failing, for a gate exiting %d",
+					doc.Tests, doc.Failures, doc.Errors, c.all, c.failures, c.gate.ExitCode)
+			}
+			if c.gate.ExitCode == ExitPassed || len(c.runs) == c.all {
+				return
+			}
+			last := doc.Suites[len(doc.Suites)-1]
+			if len(last.Cases) != 1 || last.Cases[0].Failure == nil || last.Cases[0].Failure.Message != c.gate.Headline {
+				t.Errorf("the gate's case is not a failure saying %q: %+v", c.gate.Headline, last)
+			}
+		})
+	}
+}

@@ -30,15 +30,20 @@ type report struct {
 	// summary older than the field).
 	Made    string
 	Overall Verdict
-	// Headline is what the header says: the overall verdict, or the gate's
-	// "GATE FAILED: …" when the exit code says so although no run failed
-	// (NOT RUN under --fail-on-not-run); HeadVerdict colours it.
+	// Headline is what the header says: the gate's headline when the
+	// summary has a gate and was not interrupted, else the overall
+	// verdict; HeadVerdict colours it (a gate that failed is red, one that
+	// passed with its FAILs accepted as known issues green).
 	Headline    string
 	HeadVerdict Verdict
-	Counts      []verdictCount
-	Backends    []string
-	Scenarios   []string
-	Runs        []*runView
+	// GateFailed is the gate's headline when its exit code is not 0, ""
+	// otherwise: junit.xml shows it as a failing test case when no run's
+	// case does (a NOT RUN under --fail-on-not-run is a skipped case).
+	GateFailed string
+	Counts     []verdictCount
+	Backends   []string
+	Scenarios  []string
+	Runs       []*runView
 }
 
 // verdictCount is how many runs ended with a verdict.
@@ -93,8 +98,20 @@ func load(dir string, s *Summary, date time.Time) *report {
 		rep.Overall = s.Overall()
 	}
 	rep.Headline, rep.HeadVerdict = string(rep.Overall), rep.Overall
-	if g := s.Gate; g != nil && g.ExitCode != 0 && rep.Overall != Interrupted {
-		rep.Headline, rep.HeadVerdict = g.Headline, Fail
+	// The gate's headline says what the exit code says, and why: "GATE
+	// FAILED: 1 NOT RUN under --fail-on-not-run" though no run failed, or
+	// "PASS (1 FAIL accepted as known upstream issues)" though one did.
+	if g := s.Gate; g != nil && rep.Overall != Interrupted {
+		rep.Headline = redactText(g.Headline)
+		switch {
+		case g.ExitCode != 0:
+			rep.HeadVerdict = Fail
+		case rep.Overall == Fail:
+			rep.HeadVerdict = Pass // every FAIL accepted (--accept-known)
+		}
+	}
+	if g := s.Gate; g != nil && g.ExitCode != 0 {
+		rep.GateFailed = redactText(g.Headline)
 	}
 	return rep
 }

@@ -115,3 +115,30 @@ func TestMarkdownCutKeepsFailuresFirst(t *testing.T) {
 		t.Errorf("the one FAIL, last in run order, was cut from the table")
 	}
 }
+
+// TestHeadlineIsTheGates: the header of summary.md says what the exit code
+// says. A FAIL accepted as a known upstream issue (--accept-known, exit 0)
+// is not headed "❌ FAIL", and a NOT RUN that does not fail the gate is
+// named in the header, as gate.headline names it.
+func TestHeadlineIsTheGates(t *testing.T) {
+	pass := Run{Backend: "memory:", Scenario: "conformance", Verdict: Pass, Seed: 1, Reproduce: "x"}
+	known := Run{Backend: "rqlite+process:?nodes=3", Scenario: "kill-during-install", Verdict: Fail, KnownIssue: "rqlite-fast-restart-unrestored-snapshot", Seed: 1, Reproduce: "y"}
+	notRun := Run{Backend: "rqlite+process:?nodes=3", Scenario: "leader-kill", Verdict: NotRun, Reason: "no rqlited", Seed: 1, Reproduce: "z"}
+	for _, c := range []struct {
+		name   string
+		runs   []Run
+		policy Policy
+		want   string
+	}{
+		{"known issue accepted", []Run{pass, known}, Policy{AcceptKnown: true}, "## ✅ storecheck: PASS (1 FAIL accepted as known upstream issues)"},
+		{"known issue not accepted", []Run{pass, known}, Policy{}, "## ❌ storecheck: GATE FAILED: 1 FAIL"},
+		{"NOT RUN not failing", []Run{pass, notRun}, Policy{}, "## ✅ storecheck: PASS (1 NOT RUN (not failing the gate))"},
+		{"NOT RUN failing", []Run{pass, notRun}, Policy{NotRun: NotRunFailsUnderFlag}, "## ❌ storecheck: GATE FAILED: 1 NOT RUN under --fail-on-not-run"},
+	} {
+		sum := Summary{Seed: 1, Runs: c.runs}
+		sum.Gate = Decide(&sum, c.policy)
+		if md := renderSummary(t, sum); !strings.HasPrefix(md, c.want+"\n") {
+			t.Errorf("%s (exit %d): summary.md begins\n%.120s\nwant\n%s", c.name, sum.Gate.ExitCode, md, c.want)
+		}
+	}
+}

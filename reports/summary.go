@@ -176,6 +176,9 @@ type Replay struct {
 	// when the verdicts are.
 	SamePlan    bool `json:"same_plan"`
 	SameVerdict bool `json:"same_verdict"`
+	// Unfinished is the replay's own verdict when it is NOT RUN or
+	// INTERRUPTED: it ran no plan, so none is compared.
+	Unfinished Verdict `json:"unfinished,omitempty"`
 }
 
 // CompareReplay fills r.Replay from the original run it repeats.
@@ -183,11 +186,16 @@ func (r *Run) CompareReplay(of string, orig Run) {
 	r.Replay = &Replay{Of: of, WasVerdict: orig.Verdict, WasDigest: orig.SequenceDigest, WasBeside: len(orig.Beside),
 		SamePlan:    orig.SequenceDigest != "" && orig.SequenceDigest == r.SequenceDigest,
 		SameVerdict: orig.Verdict == r.Verdict}
+	if r.Verdict == NotRun || r.Verdict == Interrupted {
+		r.Replay.Unfinished = r.Verdict
+	}
 }
 
 // String says in a line whether the replay reproduced the original.
 func (p Replay) String() string {
 	switch {
+	case p.Unfinished != "":
+		return fmt.Sprintf("not reproduced: the replay is %s, so it shows nothing of the plan or the verdict; the original was %s", p.Unfinished, p.WasVerdict)
 	case p.SamePlan && p.SameVerdict:
 		return fmt.Sprintf("reproduced: same plan (%s), same verdict (%s)", p.WasDigest, p.WasVerdict)
 	case p.SamePlan && p.WasBeside > 0:

@@ -119,3 +119,18 @@ func TestDecide(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayThatDidNotRunComparesNothing: a replay that is NOT RUN (no
+// server on the engineer's machine) or INTERRUPTED ran no plan: it says
+// so, not that the plan differs from the original's.
+func TestReplayThatDidNotRunComparesNothing(t *testing.T) {
+	orig := Run{Verdict: Fail, SequenceDigest: "d1"}
+	for _, v := range []Verdict{NotRun, Interrupted} {
+		r := Run{Verdict: v}
+		r.CompareReplay("summary.json#1", orig)
+		got := r.Replay.String()
+		if !strings.Contains(got, "the replay is "+string(v)) || strings.Contains(got, "plan differs") {
+			t.Errorf("a replay %s: %q", v, got)
+		}
+	}
+}

@@ -52,3 +52,35 @@ func TestValidate(t *testing.T) {
 		t.Errorf("Validate: %v", err)
 	}
 }
+
+// An adapter's command line is written into every report, reproduce line
+// and log: one that carries a credential (--token=…, authToken=…,
+// --password …) is refused, without repeating its value, as a secret in
+// a libsql+replica URL is.
+func TestValidateRefusesCredentials(t *testing.T) {
+	const secret = "sc-adapter-secret-93d1"
+	for _, line := range []string{
+		"python3 a.py --token=" + secret,
+		"python3 a.py authToken=" + secret,
+		"python3 a.py --auth-token " + secret,
+		"python3 a.py --password " + secret,
+		"./store -api_key=" + secret,
+		"./store --db x DB_PASSWORD=" + secret,
+	} {
+		err := Validate(line)
+		if err == nil || !strings.Contains(err.Error(), "looks like a credential") || strings.Contains(err.Error(), secret) {
+			t.Errorf("Validate(%q) = %v; want a refusal that does not repeat the value", line, err)
+		}
+	}
+	for _, line := range []string{
+		"python3 a.py --broken no-cas",
+		"python3 a.py --token-file /run/secrets/t", // a path, not the secret
+		"python3 a.py --token-file=/run/secrets/t",
+		"python3 a.py --tokens", // a flag with no value after it
+		"./store --key-column id --mode=fast",
+	} {
+		if err := Validate(line); err != nil {
+			t.Errorf("Validate(%q) = %v; want nil", line, err)
+		}
+	}
+}

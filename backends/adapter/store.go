@@ -72,7 +72,40 @@ func Validate(rest string) error {
 	if len(argv) == 0 {
 		return fmt.Errorf("backend exec: no command (want exec:COMMAND ARG…, e.g. %q)", "exec:python3 adapters/python/sqlite_store.py")
 	}
+	for i, arg := range argv[1:] {
+		if name, ok := credentialArg(arg, i+2 < len(argv)); ok {
+			// The value is not repeated: it may be the secret.
+			return fmt.Errorf("backend exec: argument %s looks like a credential: pass it to the adapter in an environment variable; the command line is written into every report", name)
+		}
+	}
 	return nil
+}
+
+// credentialWords are the names of an adapter's arguments that carry a
+// secret (--token=…, password=…, --api-key …).
+var credentialWords = []string{"token", "password", "passwd", "secret", "apikey"}
+
+// credentialArg reports whether arg passes a credential on the command
+// line: NAME=VALUE, or a flag -NAME / --NAME with a value after it
+// (hasNext), whose NAME ends in a credential word (--auth-token, not
+// --token-file); it returns the argument as shown, its value left out.
+func credentialArg(arg string, hasNext bool) (string, bool) {
+	name, _, hasValue := strings.Cut(arg, "=")
+	flagName := strings.TrimLeft(name, "-")
+	isFlag := flagName != name
+	if !hasValue && !(isFlag && hasNext) {
+		return "", false
+	}
+	norm := strings.NewReplacer("-", "", "_", "").Replace(strings.ToLower(flagName))
+	for _, w := range credentialWords {
+		if strings.HasSuffix(norm, w) {
+			if hasValue {
+				return name + "=…", true
+			}
+			return name + " …", true
+		}
+	}
+	return "", false
 }
 
 // OpenURL opens the store an exec: URL names, with default Options.

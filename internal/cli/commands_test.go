@@ -214,12 +214,15 @@ func TestConcurrentRunsReproduce(t *testing.T) {
 // scenario that does not apply is not a NOT RUN that fails the gate.
 func TestGateHeadlineAgreesWithExitCode(t *testing.T) {
 	dir := t.TempDir()
-	code, _, _ := run(t, "qualify", "--backends", "memory:,rqlite://127.0.0.1:1?connect_timeout=1s", "--scenarios", "conformance",
+	code, stdout, _ := run(t, "qualify", "--backends", "memory:,rqlite://127.0.0.1:1?connect_timeout=1s", "--scenarios", "conformance",
 		"--checks", "5", "--fail-on-not-run", "--out", dir, "--quiet")
 	if code != ExitFail {
 		t.Fatalf("exit %d, want %d", code, ExitFail)
 	}
 	const want = "GATE FAILED: 1 NOT RUN under --fail-on-not-run"
+	if !strings.Contains(stdout, "gate: "+want+" (exit 1)") {
+		t.Errorf("the table printed does not say why the exit code is 1:\n%s", stdout)
+	}
 	for _, f := range []string{"summary.md", "index.html", "summary.json"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
 		if err != nil || !strings.Contains(string(b), want) {

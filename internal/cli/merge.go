@@ -58,6 +58,13 @@ func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return ExitUsage, err
 	}
+	for _, sh := range shards {
+		if o.dir != "" && samePath(o.dir, sh.dir) {
+			// Each run folder would be copied onto itself: os.Create
+			// empties a file before it is read.
+			return ExitUsage, usagef("merge never writes over its input: --out %s is the folder of shard %d/%d", o.dir, sh.Shard.K, sh.Shard.N)
+		}
+	}
 	if err := o.resolve(); err != nil {
 		return ExitUsage, err
 	}
@@ -87,6 +94,12 @@ func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
 	sum.Finish(build(), host(), time.Now())
 	rule := notRunPasses
 	if failOnNotRun {
+		rule = notRunFails
+	} else if sh := failedOnNotRun(shards); sh != nil {
+		// The merged gate is no weaker than a shard's: a shard whose own
+		// gate failed on a NOT RUN was told to (--fail-on-not-run, or run's
+		// rule), and the merge is its report.
+		fmt.Fprintf(e.stderr, "storecheck merge: shard %d/%d failed its gate on a NOT RUN (%s): merging under --fail-on-not-run\n", sh.Shard.K, sh.Shard.N, sh.Gate.Headline)
 		rule = notRunFails
 	}
 	sum.Gate = reports.Decide(sum, reports.Policy{NotRun: rule, AcceptKnown: o.acceptKnown})
@@ -146,6 +159,11 @@ func mergeShards(shards []shardSummary) (*reports.Summary, error) {
 		case seen[sh.Shard.K] != "":
 			return nil, usagef("shard %d/%d given twice (%s and %s)", sh.Shard.K, n, seen[sh.Shard.K], sh.dir)
 		}
+		for _, r := range sh.Runs {
+			if r.Dir != "" && !filepath.IsLocal(r.Dir) {
+				return nil, usagef("%s: run %d's folder %q is not inside the shard's folder: not copied", sh.dir, r.Index, r.Dir)
+			}
+		}
 		seen[sh.Shard.K] = sh.dir
 		if !sh.Started.IsZero() && (out.Started.IsZero() || sh.Started.Before(out.Started)) {
 			out.Started = sh.Started
@@ -177,6 +195,19 @@ func mergeShards(shards []shardSummary) (*reports.Summary, error) {
 		}
 	}
 	return out, nil
+}
+
+// failedOnNotRun is the first shard whose gate failed on a NOT RUN under
+// a rule that fails one (its headline names the rule: Decide), or nil.
+func failedOnNotRun(shards []shardSummary) *shardSummary {
+	for i, sh := range shards {
+		g := sh.Gate
+		if g != nil && g.ExitCode != reports.ExitPassed &&
+			(strings.Contains(g.Headline, reports.NotRunFailsUnderFlag) || strings.Contains(g.Headline, reports.NotRunFailsRun)) {
+			return &shards[i]
+		}
+	}
+	return nil
 }
 
 // copyTree copies the folder src to dst.

@@ -247,3 +247,101 @@ func TestEmptyShardMerges(t *testing.T) {
 		t.Errorf("merged: %d runs, seed %d, verdict %s; want 2, 4, PASS", len(sum.Runs), sum.Seed, sum.Verdict)
 	}
 }
+
+// merge never writes over its input: --out naming a shard's folder (or a
+// link to it) would copy each run folder onto itself, emptying its files,
+// and a run folder recorded outside its shard's folder (a hand-edited
+// summary: "../x") would be read from and written to outside both. Each
+// is refused in one line, with nothing written.
+func TestMergeNeverWritesOverItsInput(t *testing.T) {
+	dir := t.TempDir()
+	var shards []string
+	for k := 1; k <= 2; k++ {
+		out := filepath.Join(dir, fmt.Sprintf("s%d", k))
+		args := []string{"run", "--backend", "memory:", "--scenario", "concurrent,conformance", "--seed", "4", "--ops", "50", "--checks", "5",
+			"--quiet", "--shard", fmt.Sprintf("%d/2", k), "--out", out}
+		if code, stdout, stderr := run(t, args...); code != ExitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout, stderr)
+		}
+		shards = append(shards, out)
+	}
+	history := filepath.Join(shards[0], "runs", "01-memory-concurrent", "history.jsonl")
+	before, err := os.ReadFile(history)
+	if err != nil || len(before) == 0 {
+		t.Fatalf("shard 1's history: %d bytes, %v", len(before), err)
+	}
+	link := filepath.Join(dir, "latest")
+	if err := os.Symlink(shards[0], link); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{shards[0], link} {
+		code, _, stderr := run(t, "merge", "--out", out, "--quiet", shards[0], shards[1])
+		if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") != 0 || !strings.Contains(stderr, "never writes over its input") {
+			t.Errorf("merge --out %s: exit %d, stderr %q; want %d and one line", out, code, stderr, ExitUsage)
+		}
+	}
+	if after, err := os.ReadFile(history); err != nil || string(after) != string(before) {
+		t.Errorf("shard 1's history was %d bytes, is %d (%v)", len(before), len(after), err)
+	}
+	escaped := filepath.Join(dir, "escaped")
+	if err := os.MkdirAll(escaped, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(shards[0], "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(b, &v); err != nil {
+		t.Fatal(err)
+	}
+	v["runs"].([]any)[0].(map[string]any)["dir"] = "../s2/runs"
+	if b, err = json.Marshal(v); err != nil {
+		t.Fatal(err)
+	}
+	edited := filepath.Join(escaped, "summary.json")
+	if err := os.WriteFile(edited, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "deep", "merged")
+	code, _, stderr := run(t, "merge", "--out", out, "--quiet", edited, shards[1])
+	if code != ExitUsage || !strings.Contains(stderr, "is not inside the shard's folder") {
+		t.Errorf("a run folder outside its shard: exit %d, stderr %q; want %d", code, stderr, ExitUsage)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "deep")); !os.IsNotExist(err) {
+		t.Errorf("merge wrote though it refused the shard (%v)", err)
+	}
+}
+
+// A merge is no weaker a gate than its shards: a shard that failed its
+// gate on a NOT RUN under --fail-on-not-run makes the merged gate fail on
+// it too, even when merge was not given the flag (the report job of a
+// workflow whose merge step lost it would otherwise go green).
+func TestMergeKeepsTheShardsNotRunRule(t *testing.T) {
+	dir := t.TempDir()
+	var shards []string
+	for k := 1; k <= 2; k++ {
+		out := filepath.Join(dir, fmt.Sprintf("s%d", k))
+		args := []string{"qualify", "--backends", "memory:,rqlite://127.0.0.1:1?connect_timeout=1s", "--scenarios", "conformance",
+			"--checks", "5", "--seed", "3", "--fail-on-not-run", "--shard", fmt.Sprintf("%d/2", k), "--out", out, "--quiet"}
+		want := ExitOK
+		if k == 2 {
+			want = ExitFail // the rqlite run: NOT RUN under --fail-on-not-run
+		}
+		if code, stdout, stderr := run(t, args...); code != want {
+			t.Fatalf("%v: exit %d, want %d\n%s%s", args, code, want, stdout, stderr)
+		}
+		shards = append(shards, out)
+	}
+	code, _, stderr := run(t, "merge", "--out", filepath.Join(dir, "merged"), "--quiet", shards[0], shards[1])
+	if code != ExitFail {
+		t.Errorf("merge without --fail-on-not-run of a shard that failed on a NOT RUN: exit %d, want %d (%s)", code, ExitFail, stderr)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(dir, "merged", "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := sum.Gate; g == nil || g.Headline != "GATE FAILED: 1 NOT RUN under --fail-on-not-run" {
+		t.Errorf("merged gate %+v", g)
+	}
+}

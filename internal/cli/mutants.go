@@ -96,6 +96,9 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 	// caught (its runs FAIL) and no correct backend flagged is a PASS; a
 	// subject whose runs were interrupted has no outcome (INTERRUPTED).
 	sum.Verdict = table.Verdict()
+	if ctx.Err() != nil {
+		sum.Gate.ExitCode = ExitInterrupted
+	}
 	if err := reports.WriteJSON(filepath.Join(f.out, "summary.json"), sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
 	}
@@ -106,12 +109,8 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 		return ExitUsage, fmt.Errorf("the catalogue ran and summary.json is written, but the reports could not be rendered: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "table: %s\nsummary: %s\nreport:  %s\n", filepath.Join(f.out, "mutants.json"), filepath.Join(f.out, "summary.json"), filepath.Join(f.out, "index.html"))
-	if ctx.Err() != nil || table.Interrupted {
+	if sum.Gate.ExitCode == ExitInterrupted {
 		fmt.Fprintln(e.stderr, "storecheck: interrupted; the table marks the subjects left without an outcome INTERRUPTED")
-		return ExitInterrupted, nil
 	}
-	if !table.Passed {
-		return ExitFail, nil
-	}
-	return ExitOK, nil
+	return sum.Gate.ExitCode, nil
 }

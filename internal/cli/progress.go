@@ -149,4 +149,10 @@ func printTable(w io.Writer, s *reports.Summary) {
 			fmt.Fprintf(w, "  reproduce: %s\n", r.Reproduce)
 		}
 	}
+	if g := s.Gate; g != nil {
+		// What the exit code says and why: the table alone shows a PASS
+		// and a NOT RUN where --fail-on-not-run exits 1, or a FAIL
+		// where --accept-known exits 0.
+		fmt.Fprintf(w, "\ngate: %s (exit %d)\n", g.Headline, g.ExitCode)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -140,8 +141,15 @@ func runIndex(sum *reports.Summary, r reports.Run) int {
 	return 0
 }
 
-// samePath reports whether a and b name the same folder.
+// samePath reports whether a and b name the same folder: the same file
+// when both exist (a link such as storecheck-out/latest included), else
+// the same absolute path.
 func samePath(a, b string) bool {
+	if sa, err := os.Stat(a); err == nil {
+		if sb, err := os.Stat(b); err == nil {
+			return os.SameFile(sa, sb)
+		}
+	}
 	aa, err1 := filepath.Abs(a)
 	bb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && filepath.Clean(aa) == filepath.Clean(bb)

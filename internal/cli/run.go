@@ -9,6 +9,7 @@ import (
 
 	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/internal/runner"
+	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/scenarios"
 )
 
@@ -98,7 +99,7 @@ const (
 // then every other knob not at its default, so that no scenario depends
 // on a knob the line leaves out (runs-conformance reads --checks too).
 func (k *knobs) reproduce(seed uint64, backend, scenario string) string {
-	parts := []string{"storecheck", "run", "--backend", shellQuote(backend), "--scenario", scenario, "--seed", strconv.FormatUint(seed, 10)}
+	parts := []string{"storecheck", "run", "--backend", reports.ShellQuote(backend), "--scenario", scenario, "--seed", strconv.FormatUint(seed, 10)}
 	property := []string{"--checks", strconv.Itoa(k.checks), "--steps", strconv.Itoa(k.steps)}
 	workload := []string{"--clients", strconv.Itoa(k.clients), "--executions", strconv.Itoa(k.executions)}
 	if k.duration > 0 {
@@ -119,16 +120,6 @@ func (k *knobs) reproduce(seed uint64, backend, scenario string) string {
 		}
 	}
 	return strings.Join(parts, " ")
-}
-
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r == '/' || r == ':' || r == '.' || r == '-' || r == '_' || r == '+' || r == ',' || r == '=' ||
-			(r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z'))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func runCommand(ctx context.Context, e *env, args []string) (int, error) {

@@ -45,6 +45,8 @@ func TestNoTokenInAnyOutput(t *testing.T) {
 		{"--backend", "libsql+replica:" + filepath.Join(dbs, "c.db") + "?primary=" + primary.URL + "&authToken=" + urlToken},
 		{"--backend", "libsql+replica:" + filepath.Join(dbs, "d.db") + "?primary=http://user:" + urlToken + "@127.0.0.1:1"},
 		{"--backend", "lagsim:" + filepath.Join(dbs, "e.db") + "?lag=10ms&token=" + urlToken},
+		// An adapter's command line is a backend URL too.
+		{"--backend", "exec:python3 adapters/python/sqlite_store.py --token=" + urlToken},
 		// A run that passes, with the token in the environment.
 		{"--backend", "lagsim:" + filepath.Join(dbs, "f.db") + "?lag=10ms"},
 	}

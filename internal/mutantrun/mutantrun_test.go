@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -156,6 +158,10 @@ func TestRealScenarios(t *testing.T) {
 		}
 		if r.Seed != DeriveSeed(3, r.Scenario) || !strings.Contains(r.Reproduce, fmt.Sprint(r.Seed)) || r.Dir == "" {
 			t.Errorf("run %+v", r)
+		}
+		// replay says "same plan" only against the original's digest.
+		if r.SequenceDigest == "" {
+			t.Errorf("%s on %s records no sequence digest: a replay of it cannot say whether it ran the same plan", r.Scenario, r.Backend)
 		}
 	}
 	b, err := json.Marshal(tab)
@@ -329,4 +335,61 @@ func hasRowLine(table, prefix string) bool {
 		}
 	}
 	return false
+}
+
+// A catalogue whose mutants all survive exits 1, but each of its runs is a
+// PASS: its summary carries the gate, so that summary.md says GATE FAILED
+// and junit.xml, read by a CI system, holds a failing case instead of
+// only passing ones. A catalogue that passes says so with exit code 0.
+func TestSurvivorsFailTheReports(t *testing.T) {
+	subjects, err := Select(Subjects(), []string{"trace-off-by-one", "memory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, _, err := Runner{Subjects: subjects, Scenarios: []scenarios.Scenario{concurrentScenario()}, Seed: 7}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := tab.Summary("storecheck mutants --only trace-off-by-one,memory")
+	sum.Verdict = tab.Verdict()
+	if g := sum.Gate; g == nil || g.ExitCode != reports.ExitFailed || !strings.Contains(g.Headline, "survivors trace-off-by-one") {
+		t.Fatalf("gate %+v; want exit 1 naming the survivor", g)
+	}
+	dir := t.TempDir()
+	if err := reports.WriteJSON(filepath.Join(dir, reports.SummaryFile), sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := reports.Render(dir); err != nil {
+		t.Fatal(err)
+	}
+	junit, err := os.ReadFile(filepath.Join(dir, reports.JUnitFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(junit), `failures="0" errors="0"`) && !strings.Contains(string(junit), "survivors trace-off-by-one") {
+		t.Errorf("junit.xml of a failed catalogue reads as passing:\n%s", junit)
+	}
+	caught, err := Select(Subjects(), []string{"read-check-write"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, _, err = Runner{Subjects: caught, Scenarios: []scenarios.Scenario{concurrentScenario()}, Seed: 7}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := tab.Summary("storecheck mutants").Gate; g == nil || g.ExitCode != reports.ExitPassed || !strings.HasPrefix(g.Headline, "PASS") {
+		t.Errorf("a caught mutant: gate %+v; want exit 0, PASS", g)
+	}
+}
+
+// A reproduce line is a shell command: a subject's URL with a query ('?'
+// globs in every shell, zsh refuses it unmatched; '&' ends a command) is
+// quoted as `storecheck run` quotes its own.
+func TestReproduceQuotesTheBackend(t *testing.T) {
+	tab := &Table{Seed: 1, Sizing: Sizing{Checks: 100, Steps: 30, Clients: 16, Executions: 2, Ops: 1000}, Rows: []Row{{Name: "unsynced-full", Kind: Mutant,
+		Runs: []RunResult{{Scenario: "power-loss", Seed: 5, Backend: "mutant:unsynced-full?path={dir}/store.db", Verdict: reports.Fail}}}}}
+	got := tab.Summary("storecheck mutants").Runs[0].Reproduce
+	if want := "storecheck run --backend 'mutant:unsynced-full?path={dir}/store.db' --scenario power-loss --seed 5 "; !strings.HasPrefix(got, want) {
+		t.Errorf("reproduce %q\nwant it to start with %q", got, want)
+	}
 }

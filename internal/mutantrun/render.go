@@ -151,10 +151,26 @@ func minimalText(row Row) string {
 	return strconv.Itoa(best)
 }
 
+// Gate is the catalogue's exit code and verdict line: 130 when it was
+// interrupted, 1 when a mutant survived or a correct backend was flagged
+// or not shown to pass (Pass), else 0. Every report shows it; junit.xml,
+// whose cases are the runs (a survivor's all PASS), fails with it.
+func (t *Table) Gate() *reports.Gate {
+	code := reports.ExitPassed
+	switch {
+	case t.Interrupted:
+		code = reports.ExitInterrupted
+	case !t.Pass():
+		code = reports.ExitFailed
+	}
+	return &reports.Gate{ExitCode: code, Headline: t.verdictLine()}
+}
+
 // Summary is the table as summary.json: one run per subject × scenario, in
-// the schema `storecheck run` writes, so that later report rendering works.
+// the schema `storecheck run` writes, so that later report rendering works,
+// with the catalogue's gate (Gate).
 func (t *Table) Summary(command string) *reports.Summary {
-	s := &reports.Summary{Seed: t.Seed, Command: command}
+	s := &reports.Summary{Seed: t.Seed, Command: command, Gate: t.Gate()}
 	for _, row := range t.Rows {
 		for _, r := range row.Runs {
 			metrics := map[string]float64{}
@@ -168,7 +184,7 @@ func (t *Table) Summary(command string) *reports.Summary {
 			s.Runs = append(s.Runs, reports.Run{
 				Backend: reports.Redact(r.Backend), Scenario: r.Scenario, Verdict: r.Verdict, Reason: r.Reason,
 				Seed: r.Seed, Reproduce: t.reproduce(r), DurationMS: r.Time.Milliseconds(), Ops: r.Ops,
-				Guarantee: r.Guarantee, Cases: r.Cases, MinimalSteps: r.MinimalSteps, Dir: r.Dir,
+				Guarantee: r.Guarantee, Cases: r.Cases, SequenceDigest: r.SequenceDigest, MinimalSteps: r.MinimalSteps, Dir: r.Dir,
 				Metrics: metrics, Options: t.options(row), NotApplicable: r.NotApplicable,
 			})
 		}
@@ -178,7 +194,7 @@ func (t *Table) Summary(command string) *reports.Summary {
 
 // reproduce is the `storecheck run` command line that repeats one run.
 func (t *Table) reproduce(r RunResult) string {
-	parts := []string{"storecheck", "run", "--backend", r.Backend, "--scenario", r.Scenario, "--seed", strconv.FormatUint(r.Seed, 10)}
+	parts := []string{"storecheck", "run", "--backend", reports.ShellQuote(reports.Redact(r.Backend)), "--scenario", r.Scenario, "--seed", strconv.FormatUint(r.Seed, 10)}
 	z := t.Sizing
 	switch r.Scenario {
 	case "conformance":

@@ -182,7 +182,7 @@ func (ms *meters) wrap(i int, st model.Store) model.Store {
 func (ms *meters) result(i int, run reports.Run) RunResult {
 	res := RunResult{Scenario: run.Scenario, Seed: run.Seed, Backend: run.Backend, Verdict: run.Verdict, Guarantee: run.Guarantee,
 		Reason: run.Reason, Ops: run.Ops, Cases: run.Cases, MinimalSteps: run.MinimalSteps, Metrics: run.Metrics, Dir: run.Dir,
-		Time: time.Duration(run.DurationMS) * time.Millisecond, NotApplicable: run.NotApplicable}
+		Time: time.Duration(run.DurationMS) * time.Millisecond, NotApplicable: run.NotApplicable, SequenceDigest: run.SequenceDigest}
 	res.OpsToCatch, res.TimeToCatch = res.Ops, res.Time
 	ms.mu.Lock()
 	m := ms.byRun[i]

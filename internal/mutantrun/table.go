@@ -29,6 +29,9 @@ type RunResult struct {
 	OpsToCatch  int64         `json:"ops_to_catch"`
 	TimeToCatch time.Duration `json:"time_to_catch_ns"`
 	Cases       int64         `json:"cases,omitempty"`
+	// SequenceDigest identifies the run's plan (reports.Run's): replay
+	// compares it to say whether a repeat ran the same plan.
+	SequenceDigest string `json:"sequence_digest,omitempty"`
 	// MinimalSteps is the shrunk failing sequence (conformance).
 	MinimalSteps []string           `json:"minimal_steps,omitempty"`
 	Metrics      map[string]float64 `json:"metrics,omitempty"`
