@@ -25,6 +25,12 @@ func TestWriterStallEmbedded(t *testing.T) {
 			if errors.Is(err, ErrNotRun) && strings.Contains(err.Error(), "without cgo") {
 				t.Skip(err)
 			}
+			if errors.Is(err, ErrNotRun) && res != nil && res.ClockStep.Abs() > maxClockStep {
+				// The machine's wall clock was stepped during the run: the
+				// run refused to judge a history it could not merge, which
+				// is what it must do, and this test learnt nothing.
+				t.Skipf("NOT RUN: %v", err)
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
