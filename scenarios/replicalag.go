@@ -79,6 +79,7 @@ func runReplicaLag(ctx context.Context, t Target, p Params) Result {
 	switch res.Verdict {
 	case linearizability.Ok:
 		out.Verdict = reports.Pass
+		faultPhaseUnchecked(&out, res)
 	case linearizability.Unknown:
 		out.Verdict, out.Reason = reports.Fail, res.Reason+" — verdict unknown; "+out.Reason
 	default:
@@ -86,6 +87,26 @@ func runReplicaLag(ctx context.Context, t Target, p Params) Result {
 		out.Reason = flatReason(res.Reason) + " — " + out.Reason
 	}
 	return out
+}
+
+// faultPhaseUnchecked turns a PASS into NOT RUN when the sweep's fault
+// phase injected none of its faults (every injection failed): the lag
+// sweep passed, but the replicas were never stalled, cut or killed, which
+// the scenario claims to have tried.
+func faultPhaseUnchecked(out *Result, res *replicalag.Result) {
+	if res.Faults == nil {
+		return
+	}
+	n, failed := injectedFaults(res.Faults.Faults)
+	if n > 0 {
+		return
+	}
+	why := "none was planned"
+	if len(failed) > 0 {
+		why = fmt.Sprintf("all %d injections failed (first: %s)", len(failed), flatReason(failed[0]))
+	}
+	out.Verdict = reports.NotRun
+	out.Reason = "the fault phase injected no fault: " + why + "; the lag sweep alone: " + out.Reason
 }
 
 // sweepLine sums a sweep up in one line: what ran (a simulation or real

@@ -12,6 +12,7 @@ import (
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
 	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/internal/knownissues"
+	"github.com/storecheck/storecheck/replicalag"
 	"github.com/storecheck/storecheck/reports"
 )
 
@@ -164,4 +165,29 @@ func mustTarget(t *testing.T, url string) Target {
 		t.Fatal(err)
 	}
 	return tg
+}
+
+// A sweep whose fault phase injected none of its faults is NOT RUN with
+// why, not PASS; one injected fault is enough; a sweep run without a
+// fault phase is left as it is.
+func TestFaultPhaseUnchecked(t *testing.T) {
+	stalled := evidence.Fault{Fault: "stall-replica"}
+	refused := evidence.Fault{Fault: "kill-replica", Error: "no such process"}
+	for _, tc := range []struct {
+		name   string
+		faults *replicalag.LevelResult
+		want   reports.Verdict
+		reason string
+	}{
+		{"no fault phase", nil, reports.Pass, "sweep"},
+		{"all refused", &replicalag.LevelResult{Faults: []evidence.Fault{refused, refused}}, reports.NotRun, "all 2 injections failed (first: kill-replica: no such process)"},
+		{"none planned", &replicalag.LevelResult{}, reports.NotRun, "none was planned"},
+		{"one injected", &replicalag.LevelResult{Faults: []evidence.Fault{refused, stalled}}, reports.Pass, "sweep"},
+	} {
+		out := Result{Verdict: reports.Pass, Reason: "sweep"}
+		faultPhaseUnchecked(&out, &replicalag.Result{Faults: tc.faults})
+		if out.Verdict != tc.want || !strings.Contains(out.Reason, tc.reason) {
+			t.Errorf("%s: %s %q, want %s with %q", tc.name, out.Verdict, out.Reason, tc.want, tc.reason)
+		}
+	}
 }

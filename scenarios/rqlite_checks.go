@@ -430,19 +430,14 @@ func durable(d *model.Dump, acked map[string]int64) error {
 // schedule was injected: the traffic ended before the first one (a
 // --duration shorter than the schedule's first quiet interval), or every
 // injection failed. Such a run checked a cluster without faults, which is
-// not what the scenario claims to have tried. A fault whose injection
-// worked counts, even if its heal then failed (the heal's own check says
-// so).
+// not what the scenario claims to have tried.
 func noFaultTookEffect(out *Result, events []evidence.Fault) {
 	if out.Verdict != reports.Pass {
 		return
 	}
-	var failed []string
-	for _, ev := range events {
-		if ev.Error == "" || strings.HasPrefix(ev.Error, chaos.HealFailed) {
-			return
-		}
-		failed = append(failed, ev.Fault+": "+ev.Error)
+	n, failed := injectedFaults(events)
+	if n > 0 {
+		return
 	}
 	reason := "no fault was injected: the traffic ended before the schedule's first fault (give a longer --duration)"
 	if len(failed) > 0 {
@@ -450,6 +445,20 @@ func noFaultTookEffect(out *Result, events []evidence.Fault) {
 	}
 	out.Verdict = reports.NotRun
 	out.Reason = strings.TrimSuffix(reason+"; "+out.Reason, "; ")
+}
+
+// injectedFaults counts the faults of a timeline that were injected — a
+// fault whose heal then failed was (the heal's own check says so) — and
+// lists the injections that failed, as "fault: error".
+func injectedFaults(events []evidence.Fault) (n int, failed []string) {
+	for _, ev := range events {
+		if ev.Error == "" || strings.HasPrefix(ev.Error, chaos.HealFailed) {
+			n++
+			continue
+		}
+		failed = append(failed, ev.Fault+": "+ev.Error)
+	}
+	return n, failed
 }
 
 // faultMetrics adds the fault figures: how many faults, the time to a new
