@@ -49,7 +49,7 @@ func rqliteScenarios() []Scenario {
 				return chaos.Schedule{Faults: faults, InOrder: true, Interval: 2 * time.Second, Duration: 2 * time.Second, Jitter: 0.2}
 			}),
 		faultScenario("mixed-faults", "one seeded schedule of mixed faults — a follower or the leader SIGKILLed (docker kill) and restarted, a follower frozen, the leader asked to step down, "+
-			"and on a process cluster a node whose links to the others lose "+lossPercent+" of their packets (iptables on loopback) — under the concurrent workload",
+			"and, where the run can set iptables rules (a process cluster, as root), a node whose links to the others lose "+lossPercent+" of their packets — under the concurrent workload",
 			func(c cluster.Cluster, _ *workload.Config) chaos.Schedule {
 				faults := []chaos.Fault{chaos.KillFollower, chaos.KillLeader, chaos.StallFollower, chaos.StepDown}
 				if (cluster.Control{Cluster: c}).PacketLossAvailable() == nil {
