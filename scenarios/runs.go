@@ -148,8 +148,12 @@ func harnessFailure(ctx context.Context, mode string, err error) Result {
 func leaseStallResult(p Params, results []*leasestall.Result, notes []string) Result {
 	out := Result{Verdict: reports.Pass, Metrics: map[string]float64{}}
 	var violations []leases.Violation
-	unknown := false
+	unknown, stalled := false, false
 	for _, r := range results {
+		if r.Counts.Stalls == 0 {
+			notes = append(notes, r.Mode+" mode stalled no worker (the run ended before its first stall: give a longer --duration)")
+		}
+		stalled = stalled || r.Counts.Stalls > 0
 		var buf strings.Builder
 		if err := leases.WriteJSONL(&buf, r.History); err == nil {
 			keep(p, evidence.ModeHistoryFile(r.Mode), []byte(buf.String()))
@@ -178,6 +182,10 @@ func leaseStallResult(p Params, results []*leasestall.Result, notes []string) Re
 		}
 	case unknown:
 		out.Verdict, out.Reason = reports.Fail, "a run's history could not be decided (an operation's outcome is unknown, or porcupine timed out): verdict unknown"
+	case !stalled:
+		// Leases were claimed and renewed, but no holder ever stopped: a
+		// run that tried nothing of what the scenario is for.
+		out.Verdict, out.Reason = reports.NotRun, strings.Join(notes, "; ")
 	default:
 		out.Reason = strings.Join(notes, "; ")
 	}

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/backends/runmutants"
+	"github.com/storecheck/storecheck/linearizability/leases"
 	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/workload/leasestall"
 )
 
 func TestRunStoreScenariosApplyOnlyToRunStores(t *testing.T) {
@@ -87,5 +89,27 @@ func TestLeaseStallCatchesEveryMutant(t *testing.T) {
 				t.Errorf("caught by %q (%s), want %q", res.Guarantee, res.Reason, want[m.Name])
 			}
 		})
+	}
+}
+
+// A lease-stall mode that stalled no worker says so; a run in which no
+// mode stalled one tried nothing of what the scenario is for and is NOT
+// RUN, never PASS; a violation still FAILs.
+func TestLeaseStallWithoutStalls(t *testing.T) {
+	mode := func(name string, stalls int) *leasestall.Result {
+		return &leasestall.Result{Mode: name, Counts: leasestall.Counts{Ops: 10, Stalls: stalls}, Report: &leases.Report{}}
+	}
+	res := leaseStallResult(Params{}, []*leasestall.Result{mode("goroutines", 9), mode("processes", 0)}, nil)
+	if res.Verdict != reports.Pass || !strings.Contains(res.Reason, "processes mode stalled no worker") {
+		t.Errorf("one mode without stalls: %s %q; want PASS naming it", res.Verdict, res.Reason)
+	}
+	res = leaseStallResult(Params{}, []*leasestall.Result{mode("goroutines", 0)}, []string{"process mode not run: no file"})
+	if res.Verdict != reports.NotRun || !strings.Contains(res.Reason, "goroutines mode stalled no worker") || !strings.Contains(res.Reason, "no file") {
+		t.Errorf("no stall at all: %s %q; want NOT RUN naming why", res.Verdict, res.Reason)
+	}
+	broken := mode("goroutines", 0)
+	broken.Violations = []leases.Violation{{Guarantee: "one active run per session"}}
+	if res = leaseStallResult(Params{}, []*leasestall.Result{broken}, nil); res.Verdict != reports.Fail {
+		t.Errorf("a violation without stalls: %s, want FAIL", res.Verdict)
 	}
 }
