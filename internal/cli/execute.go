@@ -5,10 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	"github.com/storecheck/storecheck/internal/runner"
@@ -144,10 +147,15 @@ func (o *outputFlags) resolve() error {
 	return nil
 }
 
-// prepareOut creates the output folder and proves it writable.
+// prepareOut creates the output folder and proves it writable. A runs/
+// folder in it must be an earlier report's (see ownRunsFolder): the runs
+// empty it before they start.
 func prepareOut(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usagef("output folder %s cannot be created: %v", dir, unwrapPath(err))
+	}
+	if err := ownRunsFolder(dir); err != nil {
+		return err
 	}
 	probe, err := os.CreateTemp(dir, ".write-test-*")
 	if err != nil {
@@ -155,6 +163,29 @@ func prepareOut(dir string) error {
 	}
 	probe.Close()
 	return os.Remove(probe.Name())
+}
+
+// runFolderName is the name of a run's folder, NN-BACKEND-SCENARIO
+// (runner.Execute).
+var runFolderName = regexp.MustCompile(`^[0-9]{2,}-`)
+
+// ownRunsFolder refuses an output folder whose runs/ holds anything but
+// run folders: runner.Execute empties runs/ before the runs start, and
+// --out may name a folder of the user's that has a runs/ of its own.
+func ownRunsFolder(dir string) error {
+	entries, err := os.ReadDir(filepath.Join(dir, "runs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return usagef("output folder %s: cannot read its runs folder: %v", dir, unwrapPath(err))
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !runFolderName.MatchString(e.Name()) {
+			return usagef("output folder %s holds runs/%s, which is not a storecheck run's folder, and storecheck empties runs/ before it starts: give --out a new folder or an earlier report's", dir, e.Name())
+		}
+	}
+	return nil
 }
 
 func unwrapPath(err error) error {
