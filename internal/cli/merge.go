@@ -83,7 +83,7 @@ func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
 			}
 		}
 	}
-	sum.Command = "storecheck merge " + strings.Join(args, " ")
+	sum.Command = commandLine("merge", args)
 	sum.Finish(build(), host(), time.Now())
 	rule := notRunPasses
 	if failOnNotRun {

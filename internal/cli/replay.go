@@ -92,7 +92,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 			fmt.Fprintf(e.stderr, "storecheck: replay of %s: %s\n", of, got.Runs[0].Replay)
 		}
 	}
-	return executeThen(ctx, e, plan, out, notRunIsError, "storecheck replay "+strings.Join(args, " "), compare)
+	return executeThen(ctx, e, plan, out, notRunIsError, commandLine("replay", args), compare)
 }
 
 // pickRun chooses the run to replay: run index (from 1) when given, else

@@ -496,6 +496,9 @@ func (x *execution) run(ctx context.Context, i int) {
 	x.mu.Unlock()
 	n := x.position(i) // the run's folder is named as in the whole plan
 	r, sp := runOne(ctx, x.plan, n, e, done, live)
+	// A reason may quote the URL as given (an adapter's command line, an
+	// error naming a parameter): no secret of it goes further.
+	r = reports.ScrubRun(r, e.Backend)
 	if x.plan.Shard != nil {
 		r.Index = n
 	}
