@@ -603,6 +603,12 @@ func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, 
 		// the scenario did not finish must not read as PASS.
 		r.Reason = "interrupted after the checks completed"
 	}
+	if ctx.Err() != nil && r.Verdict == reports.NotRun {
+		// The interrupt, not the backend, is why it did not run (an open
+		// abandoned with the context): a backend that could not be
+		// started is not shown for it.
+		r.Verdict, r.Reason = reports.Interrupted, "interrupted: "+r.Reason
+	}
 	return r, sp
 }
 

@@ -51,6 +51,22 @@ func TestEmptyPassIsNotRun(t *testing.T) {
 	}
 }
 
+// A run whose store could not be opened because the run was interrupted
+// (a scenario's open returned the canceled context's error) is
+// INTERRUPTED, not NOT RUN: nothing says the backend could not be started.
+func TestInterruptedOpenIsInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sc := scenario(func(ctx context.Context, _ scenarios.Target, _ scenarios.Params) scenarios.Result {
+		cancel() // the interrupt arrives while the store opens
+		return scenarios.Result{Verdict: reports.NotRun, Reason: "backend could not be opened: begin: " + ctx.Err().Error()}
+	})
+	runs := Execute(ctx, Plan{Entries: []Entry{{Backend: "memory:", Scenario: sc, Seed: 1}}, Out: t.TempDir()}, quiet{}).Runs
+	if r := runs[0]; r.Verdict != reports.Interrupted || !strings.Contains(r.Reason, "context canceled") {
+		t.Errorf("verdict %s (%s), want %s keeping the reason", r.Verdict, r.Reason, reports.Interrupted)
+	}
+}
+
 // Matrix leaves out the pairs that do not apply only when asked to.
 func TestMatrix(t *testing.T) {
 	sc := scenario(nil)
