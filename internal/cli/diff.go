@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,15 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 	}
 	if base == "" || next == "" {
 		return ExitUsage, usageOf(diffUsage)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"slowdown", *slowdown}, {"rate-rise", *rateRise}} {
+		// NaN compares false with every change: a gate that never fails.
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return ExitUsage, usagef("--%s must be a finite number (negative ignores these figures), got %v", f.name, f.v)
+		}
 	}
 	b, baseDir, err := readSummaryAt(base)
 	if err != nil {

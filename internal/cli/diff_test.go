@@ -81,3 +81,26 @@ func TestNotASummary(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffRefusesNonFiniteThresholds: a threshold of NaN compares false
+// with every change, so --slowdown NaN passed a 145% rise of the conflict
+// rate as "no regression"; NaN and ±Inf are bad input (negative is the
+// documented way to ignore a kind of figure).
+func TestDiffRefusesNonFiniteThresholds(t *testing.T) {
+	dir := t.TempDir()
+	sum := filepath.Join(dir, "summary.json")
+	if err := os.WriteFile(sum, []byte(`{"seed":1,"runs":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--slowdown", "NaN"}, {"--rate-rise", "nan"}, {"--slowdown", "+Inf"}, {"--rate-rise", "-Inf"},
+	} {
+		code, stdout, stderr := run(t, append(append([]string{"diff"}, args...), sum, sum)...)
+		if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, args[0]) {
+			t.Errorf("diff %v: exit %d, stdout %q, stderr %q; want 2 and one line naming %s", args, code, stdout, stderr, args[0])
+		}
+	}
+	if code, _, stderr := run(t, "diff", "--slowdown", "-1", "--rate-rise", "0.2", sum, sum); code != ExitOK {
+		t.Errorf("finite thresholds: exit %d: %s", code, stderr)
+	}
+}
