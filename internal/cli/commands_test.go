@@ -499,6 +499,26 @@ func TestReplayRejectsABadRunNumber(t *testing.T) {
 	}
 }
 
+// TestReplayRejectsSeedZero: a summary whose run has seed 0 (edited by
+// hand; no run has it) is refused in one line before anything runs, as
+// --seed 0 is, not replayed as a NOT RUN that prints "repeat with --seed 0".
+func TestReplayRejectsSeedZero(t *testing.T) {
+	dir := t.TempDir()
+	sum := filepath.Join(dir, "summary.json")
+	body := `{"seed":1,"runs":[{"backend":"memory:","scenario":"conformance","verdict":"PASS","seed":0,"reproduce":"x","duration_ms":1,"ops":1}]}`
+	if err := os.WriteFile(sum, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "replayed")
+	code, stdout, stderr := run(t, "replay", "--out", out, sum)
+	if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "seed 0") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one line naming seed 0", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("the refused replay made its output folder %s", out)
+	}
+}
+
 // TestReplayRunAndScenarioCombine: --scenario chooses among the runs with
 // --run too: a --run of another scenario is refused in one line (exit 2),
 // never replayed with the --scenario ignored; a --run of that scenario is

@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -53,6 +54,10 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	r, err := pickRun(sum, index, scenario, backend)
 	if err != nil {
 		return ExitUsage, err
+	}
+	if r.Seed == 0 {
+		// No run has it (--seed refuses it): the summary was edited.
+		return ExitUsage, usagef("run %d of %s has seed 0, which no storecheck run has (seeds are 1 to %d): nothing to replay", runIndex(sum, r), path, uint64(math.MaxUint64))
 	}
 	url := r.Backend
 	if backend != "" {
