@@ -28,6 +28,9 @@ type outputFlags struct {
 	quiet       bool
 	json        bool
 	acceptKnown bool
+	// latest is dir's name under OutRoot, which OutRoot/latest is to point
+	// at once dir holds a summary (publish); "" with --out.
+	latest string
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {
@@ -74,6 +77,9 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
 	}
+	if err := o.publish(); err != nil {
+		return ExitUsage, err
+	}
 	renderErr := renderReports(o.dir)
 	if o.json {
 		b, err := json.MarshalIndent(sum, "", "  ")
@@ -117,8 +123,9 @@ func renderReports(dir string) error {
 const OutRoot = "storecheck-out"
 
 // resolve picks the output folder: --out exactly, or a new folder under
-// OutRoot named by the time and a random suffix, with OutRoot/latest
-// pointing at it. It creates the folder and proves it writable.
+// OutRoot named by the time and a random suffix, which OutRoot/latest will
+// point at once it holds a summary (publish). It creates the folder and
+// proves it writable.
 func (o *outputFlags) resolve() error {
 	if o.json && o.quiet {
 		// Each names what stdout carries: the summary's JSON or the table.
@@ -134,8 +141,21 @@ func (o *outputFlags) resolve() error {
 	if err := prepareOut(o.dir); err != nil {
 		return err
 	}
-	// Point latest at it: a new link renamed over the old one, so that
-	// latest is never missing or half-made.
+	o.latest = name
+	return nil
+}
+
+// publish points OutRoot/latest at the folder resolve made, once its
+// summary.json is written: a command that fails before that (or a
+// storecheck killed mid-run) leaves latest at the last complete report.
+// With --out it does nothing.
+func (o *outputFlags) publish() error {
+	if o.latest == "" {
+		return nil
+	}
+	// A new link renamed over the old one, so that latest is never
+	// missing or half-made.
+	name := o.latest
 	tmp := filepath.Join(OutRoot, ".latest-"+name)
 	if err := os.Symlink(name, tmp); err != nil {
 		return usagef("output folder %s: cannot link latest: %v", OutRoot, unwrapPath(err))

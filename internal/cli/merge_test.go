@@ -247,3 +247,37 @@ func TestEmptyShardMerges(t *testing.T) {
 		t.Errorf("merged: %d runs, seed %d, verdict %s; want 2, 4, PASS", len(sum.Runs), sum.Seed, sum.Verdict)
 	}
 }
+
+// TestFailedMergeLeavesLatest: a merge that fails after making its folder
+// under storecheck-out/ (a shard's run folder is gone) exits 2 and leaves
+// storecheck-out/latest where it was, at the last complete report — never
+// at a folder without a summary.json.
+func TestFailedMergeLeavesLatest(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for k := 1; k <= 2; k++ {
+		if code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,concurrent", "--checks", "3", "--ops", "100",
+			"--seed", "4", "--shard", fmt.Sprintf("%d/2", k), "--out", fmt.Sprintf("s%d", k), "--quiet"); code != ExitOK {
+			t.Fatalf("shard %d: exit %d: %s", k, code, stderr)
+		}
+	}
+	if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--quiet"); code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	before, err := os.Readlink(filepath.Join(OutRoot, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join("s2", "runs")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "merge", "s1", "s2"); code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Fatalf("merge without a shard's run folder: exit %d, stderr %q; want 2 and one line", code, stderr)
+	}
+	after, err := os.Readlink(filepath.Join(OutRoot, "latest"))
+	if err != nil || after != before {
+		t.Errorf("latest -> %q (%v) after the failed merge, want %q", after, err, before)
+	}
+	if _, err := os.Stat(filepath.Join(OutRoot, "latest", "summary.json")); err != nil {
+		t.Errorf("latest has no summary: %v", err)
+	}
+}
