@@ -145,6 +145,21 @@ func TestInterruptedRunWritesSummary(t *testing.T) {
 	}
 }
 
+// An interrupted check exits 130 with one line saying so, as run does: not
+// 1 for a checker that "timed out", nor 0 for a verdict the interrupt cut
+// short.
+func TestInterruptedCheckExits130(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, history := range []string{"indeterminate_ok.jsonl", "lost_update.jsonl"} {
+		var stdout, stderr bytes.Buffer
+		code := Main(ctx, []string{"check", "--out", t.TempDir(), filepath.Join("..", "..", "linearizability", "testdata", history)}, &stdout, &stderr)
+		if code != ExitInterrupted || strings.Count(strings.TrimSpace(stderr.String()), "\n") > 0 || !strings.Contains(stderr.String(), "interrupted") {
+			t.Errorf("%s: exit %d, stderr %q; want %d and one line saying it was interrupted\n%s", history, code, stderr.String(), ExitInterrupted, stdout.String())
+		}
+	}
+}
+
 // An interrupted mutants run exits 130 with an INTERRUPTED verdict, as run
 // and qualify do, and calls no mutant a survivor whose runs never finished.
 func TestInterruptedMutantsExits130(t *testing.T) {
