@@ -58,6 +58,12 @@ func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return ExitUsage, err
 	}
+	for _, sh := range shards {
+		// Copying a run's folder onto itself would empty its files.
+		if o.dir != "" && samePath(o.dir, sh.dir) {
+			return ExitUsage, usagef("merge never writes over its input: --out %s is the folder of the shard %s", o.dir, sh.dir)
+		}
+	}
 	if err := o.resolve(); err != nil {
 		return ExitUsage, err
 	}

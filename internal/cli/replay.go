@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -147,6 +148,11 @@ func runIndex(sum *reports.Summary, r reports.Run) int {
 
 // samePath reports whether a and b name the same folder.
 func samePath(a, b string) bool {
+	if fa, err := os.Stat(a); err == nil {
+		if fb, err := os.Stat(b); err == nil {
+			return os.SameFile(fa, fb) // through symlinks too
+		}
+	}
 	aa, err1 := filepath.Abs(a)
 	bb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && filepath.Clean(aa) == filepath.Clean(bb)
