@@ -146,7 +146,7 @@ func runIndex(sum *reports.Summary, r reports.Run) int {
 	return 0
 }
 
-// samePath reports whether a and b name the same folder.
+// samePath reports whether a and b name the same file or folder.
 func samePath(a, b string) bool {
 	if fa, err := os.Stat(a); err == nil {
 		if fb, err := os.Stat(b); err == nil {
