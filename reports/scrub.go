@@ -38,7 +38,7 @@ func Scrub(text string, rawURLs ...string) string {
 // the runner redacted it.
 func ScrubRun(r Run, rawURLs ...string) Run {
 	scrub := func(s string) string { return Scrub(s, rawURLs...) }
-	r.Backend = scrub(Redact(r.Backend))
+	r.Backend = redactText(Redact(r.Backend)) // as given to Redact: its secrets are gone
 	r.Reason, r.Reproduce, r.Guarantee = scrub(r.Reason), scrub(r.Reproduce), scrub(r.Guarantee)
 	steps := make([]string, len(r.MinimalSteps))
 	for i, s := range r.MinimalSteps {

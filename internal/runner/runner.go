@@ -497,8 +497,11 @@ func (x *execution) run(ctx context.Context, i int) {
 	n := x.position(i) // the run's folder is named as in the whole plan
 	r, sp := runOne(ctx, x.plan, n, e, done, live)
 	// A reason may quote the URL as given (an adapter's command line, an
-	// error naming a parameter): no secret of it goes further.
+	// error naming a parameter): no secret of it goes further. The backend
+	// stays as runOne showed it (redacted): progress knows the run by it.
+	shown := r.Backend
 	r = reports.ScrubRun(r, e.Backend)
+	r.Backend = shown
 	if x.plan.Shard != nil {
 		r.Index = n
 	}
