@@ -491,7 +491,10 @@ func (x *execution) run(ctx context.Context, i int) {
 	e := x.plan.Entries[i]
 	live := &scenarios.Progress{}
 	x.mu.Lock()
-	x.progress.Started(reports.Redact(e.Backend), e.Scenario.Name, live)
+	if ctx.Err() == nil {
+		// After an interrupt runOne starts nothing: no "started" for it.
+		x.progress.Started(reports.Redact(e.Backend), e.Scenario.Name, live)
+	}
 	done := append([]reports.Run(nil), x.done[kin(e)]...)
 	x.mu.Unlock()
 	n := x.position(i) // the run's folder is named as in the whole plan

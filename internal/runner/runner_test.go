@@ -611,3 +611,24 @@ func TestScrubbedRunKeepsItsBackend(t *testing.T) {
 		t.Errorf("started as %q, finished as %q: progress cannot match them", k.started, k.finished)
 	}
 }
+
+// Runs that an interrupt keeps from starting are finished INTERRUPTED
+// without being announced as started: "started" for a run the summary
+// says was "not started" misleads whoever reads the progress.
+func TestUnstartedRunsAreNotAnnounced(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	sc := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+	})
+	var k keys
+	runs := Execute(ctx, Plan{Entries: []Entry{{Backend: "memory:", Scenario: sc, Seed: 1}, {Backend: "memory:", Scenario: sc, Seed: 2}}, Out: t.TempDir()}, &k).Runs
+	for _, r := range runs {
+		if r.Verdict != reports.Interrupted {
+			t.Errorf("verdict %s, want %s", r.Verdict, reports.Interrupted)
+		}
+	}
+	if len(k.started) != 0 || len(k.finished) != 2 {
+		t.Errorf("announced started %q, finished %q; want none started and both finished", k.started, k.finished)
+	}
+}
