@@ -39,6 +39,15 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if *timeout <= 0 {
 		return ExitUsage, usagef("--timeout must be positive, got %v", *timeout)
 	}
+	if *out != "" {
+		// Made only for a failed check, but refused before the check when
+		// it cannot be: a file, or under one.
+		if info, err := os.Stat(*out); err == nil && !info.IsDir() {
+			return ExitUsage, usagef("output folder %s cannot be created: it is a file", *out)
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return ExitUsage, usagef("output folder %s cannot be created: %v", *out, unwrapPath(err))
+		}
+	}
 	readStart := time.Now()
 	h, err := linearizability.LoadFile(path)
 	if errors.Is(err, linearizability.ErrMalformed) {

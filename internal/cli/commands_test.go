@@ -145,6 +145,22 @@ func TestInterruptedRunWritesSummary(t *testing.T) {
 	}
 }
 
+// check --out naming a file (or a folder under one) is refused before the
+// check, in one line: the verdict and the first violations were printed,
+// then the error, for a flag that was wrong from the start.
+func TestCheckRefusesAFileAsItsOutput(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{file, filepath.Join(file, "sub")} {
+		code, stdout, stderr := run(t, "check", "--out", out, filepath.Join("..", "..", "linearizability", "testdata", "lost_update.jsonl"))
+		if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "output folder") {
+			t.Errorf("--out %s: exit %d, stdout %q, stderr %q; want 2, nothing on stdout and one line naming the output folder", out, code, stdout, stderr)
+		}
+	}
+}
+
 // An interrupted check exits 130 with one line saying so, as run does: not
 // 1 for a checker that "timed out", nor 0 for a verdict the interrupt cut
 // short.
