@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -322,5 +324,29 @@ func TestMergeNeverWritesOverAShard(t *testing.T) {
 	}
 	if fi, err := os.Stat(history[0]); err != nil || fi.Size() == 0 {
 		t.Errorf("%s was emptied: %v", history[0], err)
+	}
+}
+
+// TestInterruptedMergeExits130: Ctrl-C during a merge stops the copying
+// of the runs' folders (they can be hundreds of MB) and exits 130 in one
+// line with no merged summary written, instead of being ignored until the
+// merge is done and exiting 0.
+func TestInterruptedMergeExits130(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for k := 1; k <= 2; k++ {
+		if code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,concurrent", "--checks", "3", "--ops", "100",
+			"--seed", "4", "--shard", fmt.Sprintf("%d/2", k), "--out", fmt.Sprintf("s%d", k), "--quiet"); code != ExitOK {
+			t.Fatalf("shard %d: exit %d: %s", k, code, stderr)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := Main(ctx, []string{"merge", "--out", "merged", "s1", "s2"}, &stdout, &stderr)
+	if code != ExitInterrupted || strings.Count(strings.TrimSpace(stderr.String()), "\n") > 0 {
+		t.Errorf("exit %d, stderr %q; want %d and one line", code, stderr.String(), ExitInterrupted)
+	}
+	if _, err := os.Stat(filepath.Join("merged", "summary.json")); err == nil {
+		t.Error("the interrupted merge wrote a summary")
 	}
 }
