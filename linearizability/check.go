@@ -110,16 +110,22 @@ func Check(ctx context.Context, h History, opt Options) (*Report, error) {
 	rows := &Report{}
 	g.rep = rows
 	var rowsTime time.Duration
+	var rowsErr error
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		t := time.Now()
-		g.checkRows()
+		rowsErr = g.checkRows(ctx)
 		rowsTime = time.Since(t)
 	}()
 	checkPartitions(ctx, h, popt, rep, res)
 	rep.LinearizationTime = time.Since(start)
 	<-done
+	if rowsErr != nil {
+		// Cut short (an interrupt): what they did not check is unknown,
+		// and a report without it would read as a verdict.
+		return nil, fmt.Errorf("linearizability: the checks of the tables and reads stopped before their end: %w", rowsErr)
+	}
 	g.rep = rep
 	rep.GlobalTime += rowsTime
 	rep.merge(rows)

@@ -2,6 +2,7 @@ package linearizability
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -127,26 +128,42 @@ func prepareGlobal(h History, rep *Report) (*globalChecker, resolution, error) {
 }
 
 // checkRows runs the checks of the final tables and the queue, ledger and
-// timer reads.
-func (g *globalChecker) checkRows() {
-	if g.readsOnly {
+// timer reads. It stops between checks, and between the reads of a queue,
+// once ctx is done, and then returns ctx's error: on a long history they
+// take seconds to minutes, and an interrupt must not wait for them.
+func (g *globalChecker) checkRows(ctx context.Context) error {
+	var steps []func(context.Context) error
+	switch {
+	case g.readsOnly:
 		// No heal reads: no winners are known, so only the checks of
 		// what the reads show run.
-		g.queue(outboxQueue(g))
-		g.queue(spawnQueue(g))
-		g.timers()
-		return
+		steps = append(steps, g.queueOf(outboxQueue), g.queueOf(spawnQueue), step(g.timers))
+	case !g.ready:
+		return nil
+	default:
+		steps = append(steps, step(g.dedupe), step(g.atomicReads), g.queueOf(outboxQueue), g.queueOf(spawnQueue),
+			step(g.timers), step(g.traceRings), step(g.replicaReads))
 	}
-	if !g.ready {
-		return
+	for _, run := range steps {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := run(ctx); err != nil {
+			return err
+		}
 	}
-	g.dedupe()
-	g.atomicReads()
-	g.queue(outboxQueue(g))
-	g.queue(spawnQueue(g))
-	g.timers()
-	g.traceRings()
-	g.replicaReads()
+	return nil
+}
+
+// step is a check that runs to its end, as a step of checkRows.
+func step(check func()) func(context.Context) error {
+	return func(context.Context) error { check(); return nil }
+}
+
+// queueOf is the queue check of the table spec describes, as a step of
+// checkRows.
+func (g *globalChecker) queueOf(spec func(*globalChecker) queueSpec) func(context.Context) error {
+	return func(ctx context.Context) error { return g.queue(ctx, spec(g)) }
 }
 
 // readFinal collects the heal reads; false when there are none.

@@ -292,3 +292,20 @@ func TestLaterFindingsMergeInOrder(t *testing.T) {
 		t.Errorf("notes %q, replica stats carried: %v", rep.Notes, rep.Replica == rows.Replica)
 	}
 }
+
+// TestCheckStopsWhenInterrupted: the checks of the tables and reads run
+// beside porcupine and can take minutes on a long history; once ctx is
+// done they stop, and Check says the check was cut short (an error
+// wrapping ctx's) rather than returning a report that reads as a verdict.
+func TestCheckStopsWhenInterrupted(t *testing.T) {
+	h := simulate(t, simConfig{ops: 2000, clients: 6, execs: 4, traceMax: model.DefaultTraceMax, seed: 5})
+	if rep, err := Check(context.Background(), h, Options{}); err != nil || rep.Verdict != Ok {
+		t.Fatalf("the legal history: %v, %v", rep, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rep, err := Check(ctx, h, Options{})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Check of an interrupted context: report %+v, error %v; want an error wrapping context.Canceled", rep, err)
+	}
+}

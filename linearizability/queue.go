@@ -2,6 +2,7 @@ package linearizability
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 	"time"
@@ -96,7 +97,7 @@ type listedSpan struct{ firstReturn, lastCall int64 }
 // reads are still checked on their own and against each other (an entry
 // listed twice, at two seqs, after its acknowledgement, that no commit
 // wrote, or missing); only what the final contents would tell is not.
-func (g *globalChecker) queue(spec queueSpec) {
+func (g *globalChecker) queue(ctx context.Context, spec queueSpec) error {
 	if spec.final == nil && !g.readsOnly {
 		g.rep.Notes = append(g.rep.Notes, fmt.Sprintf("no heal read of %s: its final contents are unknown (its reads were checked against each other only)", spec.table))
 	}
@@ -123,6 +124,9 @@ func (g *globalChecker) queue(spec queueSpec) {
 	all := slices.Concat(q.reads, q.replica)
 	slices.SortStableFunc(all, byCall)
 	for _, r := range all {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		g.queueRead(q, r)
 	}
 	g.queuePresence(q)
@@ -130,6 +134,7 @@ func (g *globalChecker) queue(spec queueSpec) {
 	if len(q.replica) > 0 {
 		g.rep.Notes = append(g.rep.Notes, fmt.Sprintf("%d %s reads served by replicas were checked for what they show (committed entries, in order, each at one seq), not for what they miss (they may be stale)", len(q.replica), spec.table))
 	}
+	return nil
 }
 
 // queueRead checks one read's entries on their own and against earlier

@@ -77,7 +77,7 @@ func load(dir string, s *Summary, date time.Time) *report {
 	rep := &report{Seed: s.Seed, Command: redactText(s.Command), Date: date.UTC(), Made: made(s)}
 	counts := map[Verdict]int{}
 	for i, r := range s.Runs {
-		v := &runView{Index: i + 1, Run: redactRun(r)}
+		v := &runView{Index: i + 1, Run: ScrubRun(r)}
 		counts[r.Verdict]++
 		if !slices.Contains(rep.Backends, v.Backend) {
 			rep.Backends = append(rep.Backends, v.Backend)

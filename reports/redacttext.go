@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"maps"
 	"regexp"
 	"strings"
 )
@@ -24,25 +23,4 @@ func redactText(s string) string {
 		trimmed := strings.TrimRight(tok, ".,;:)]")
 		return Redact(trimmed) + tok[len(trimmed):]
 	})
-}
-
-// redactRun is a copy of r with every text a report shows redacted again:
-// the summary should already hold redacted URLs, but a report must not rely
-// on it.
-func redactRun(r Run) Run {
-	r.Backend = redactText(Redact(r.Backend))
-	r.Reason, r.Reproduce, r.Guarantee = redactText(r.Reason), redactText(r.Reproduce), redactText(r.Guarantee)
-	steps := make([]string, len(r.MinimalSteps))
-	for i, s := range r.MinimalSteps {
-		steps[i] = redactText(s)
-	}
-	r.MinimalSteps = steps
-	if r.Options != nil {
-		opts := maps.Clone(r.Options)
-		for k, v := range opts {
-			opts[k] = redactText(v)
-		}
-		r.Options = opts
-	}
-	return r
 }

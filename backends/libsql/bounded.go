@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -43,6 +44,10 @@ type guard struct {
 	maxCall  time.Duration // 0 means maxCall
 }
 
+// errAbandoned is the error of a call guarded gave up waiting for: it may
+// still be running in libSQL.
+var errAbandoned = errors.New("abandoned (go-libsql's calls cannot be cancelled)")
+
 // guarded runs fn, bounded by ctx as described above, or by the guard's
 // maxCall when ctx has no deadline.
 func guarded[T any](ctx context.Context, g *guard, what string, fn func() (T, error)) (T, error) {
@@ -79,8 +84,8 @@ func guarded[T any](ctx context.Context, g *guard, what string, fn func() (T, er
 		return zero, fmt.Errorf("%s: %s outlived its deadline (%w); its connections to the primary were dropped (then: %v)",
 			g.name, what, context.Cause(ctx), r.err)
 	case <-grace.C:
-		return zero, fmt.Errorf("%s: %s outlived its deadline (%w) and did not return %s after its connections were dropped: abandoned (go-libsql's calls cannot be cancelled)",
-			g.name, what, context.Cause(ctx), callGrace)
+		return zero, fmt.Errorf("%s: %s outlived its deadline (%w) and did not return %s after its connections were dropped: %w",
+			g.name, what, context.Cause(ctx), callGrace, errAbandoned)
 	}
 }
 

@@ -104,11 +104,12 @@ func OpenReplicaCluster(ctx context.Context, t ReplicaTarget, cfg model.Config, 
 	if err != nil {
 		return nil, err
 	}
-	remote, err := c.openRemote(ctx, via, "primary")
+	g := link.newGuard("primary")
+	remote, err := c.openRemote(ctx, g, via, "primary")
 	if err != nil {
 		return nil, errors.Join(err, link.closeLink())
 	}
-	primary := boundedStore{remote, link.newGuard("primary")}
+	primary := boundedStore{remote, g}
 	closePrimary := func() error { return errors.Join(primary.Close(), link.closeLink()) }
 	if err := primary.Reset(ctx); err != nil {
 		return nil, errors.Join(c.scrub(fmt.Errorf("%s: empty the primary: %w", ReplicaScheme, err)), closePrimary())
@@ -128,8 +129,10 @@ func (c *ReplicaCluster) scrub(err error) error { return scrub(err, c.token) }
 
 // openRemote opens a store over a remote connection to base, the token
 // passed as go-libsql expects it (a DSN parameter that never leaves this
-// function; every error is scrubbed of it).
-func (c *ReplicaCluster) openRemote(ctx context.Context, base, name string) (*sqlstore.Store, error) {
+// function; every error is scrubbed of it). Creating the tables is a
+// go-libsql call like any other, bounded by g (bounded.go): a primary that
+// accepts and never answers would hold it for ever.
+func (c *ReplicaCluster) openRemote(ctx context.Context, g *guard, base, name string) (*sqlstore.Store, error) {
 	dsn := base
 	if c.token != "" {
 		dsn += "?authToken=" + url.QueryEscape(c.token)
@@ -143,9 +146,18 @@ func (c *ReplicaCluster) openRemote(ctx context.Context, base, name string) (*sq
 	// connections idle for a while, well before sqld's 10 s expiry.
 	db := sql.OpenDB(remoteConnector{conn})
 	db.SetConnMaxIdleTime(remoteIdle)
-	s, err := sqlstore.New(ctx, db, c.cfg, sqlstore.Options{Name: ReplicaScheme + " " + name})
+	s, err := guarded(ctx, g, "create schema", func() (*sqlstore.Store, error) {
+		return sqlstore.New(ctx, db, c.cfg, sqlstore.Options{Name: ReplicaScheme + " " + name})
+	})
 	if err != nil {
-		return nil, errors.Join(c.scrub(fmt.Errorf("%s: open the %s: %w", ReplicaScheme, name, sqlstore.OneLine(err))), db.Close())
+		abandoned := errors.Is(err, errAbandoned)
+		err = c.scrub(fmt.Errorf("%s: open the %s: %w", ReplicaScheme, name, sqlstore.OneLine(err)))
+		if abandoned {
+			// The call may still run in libSQL: the database is not
+			// closed under it, but left to the process's exit.
+			return nil, err
+		}
+		return nil, errors.Join(err, db.Close())
 	}
 	return s, nil
 }

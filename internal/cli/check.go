@@ -23,7 +23,7 @@ const checkUsage = "storecheck check [--out DIR] [--timeout D] HISTORY.jsonl"
 // of history storecheck writes: an execution store's (history.jsonl) and a
 // run store's lease history (history-MODE.jsonl of lease-stall, checkLeases).
 // Exit 0 when the history is linearizable, 1 when it is not (or the checker
-// timed out), 2 when the file is not a history.
+// timed out), 2 when the file is not a history, 130 when interrupted.
 func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	out := fs.String("out", "", "folder for the visualization of a failed check (default: beside the history)")
@@ -38,6 +38,15 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 	}
 	if *timeout <= 0 {
 		return ExitUsage, usagef("--timeout must be positive, got %v", *timeout)
+	}
+	if *out != "" {
+		// Made only for a failed check, but refused before the check when
+		// it cannot be: a file, or under one.
+		if info, err := os.Stat(*out); err == nil && !info.IsDir() {
+			return ExitUsage, usagef("output folder %s cannot be created: it is a file", *out)
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return ExitUsage, usagef("output folder %s cannot be created: %v", *out, unwrapPath(err))
+		}
 	}
 	readStart := time.Now()
 	h, err := linearizability.LoadFile(path)
@@ -63,6 +72,10 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 	opt := linearizability.Options{Timeout: *timeout}
 	start := time.Now()
 	rep, err := linearizability.Check(ctx, h, opt)
+	if ctx.Err() != nil {
+		// Ctrl-C: a check cut short proves nothing either way.
+		return ExitInterrupted, fmt.Errorf("interrupted before the check of %s finished", path)
+	}
 	if err != nil {
 		if errors.Is(err, linearizability.ErrMalformed) {
 			return ExitUsage, usagef("%s is not a valid history: %v", path, err)
@@ -111,6 +124,9 @@ func checkLeases(ctx context.Context, e *env, path string, ops []leases.Op, out 
 	}
 	start := time.Now()
 	rep := leases.Check(ctx, ops, leases.Options{Timeout: timeout})
+	if ctx.Err() != nil {
+		return ExitInterrupted, fmt.Errorf("interrupted before the check of %s finished", path)
+	}
 	fmt.Fprintf(e.stdout, "%s: %s; %d operations of a lease history, read in %v, checked in %v\n", path, leaseWord(rep), len(ops), read.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	for i, v := range rep.Violations {
 		if i == 10 {

@@ -106,7 +106,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	root.SetArgs(args)
 	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintf(stderr, "storecheck %s: %s\n", args[0], oneLine(err))
+		fmt.Fprintf(stderr, "storecheck %s: %s\n", args[0], reports.Scrub(oneLine(err), args...))
 		return ExitUsage
 	}
 	return *code
@@ -157,7 +157,8 @@ func dispatches(root *cobra.Command, name string) bool {
 func invoke(ctx context.Context, e *env, c command, args []string) int {
 	code, err := c.run(ctx, e, args)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "storecheck %s: %s\n", c.name, oneLine(err))
+		// An error may quote a backend URL of args, or part of one.
+		fmt.Fprintf(e.stderr, "storecheck %s: %s\n", c.name, reports.Scrub(oneLine(err), args...))
 		var u usageError
 		if errors.As(err, &u) || code == ExitOK {
 			return ExitUsage
@@ -178,6 +179,12 @@ func printUsage(w io.Writer) {
 	fmt.Fprintf(w, "  %-10s %s\n", "completion", "print the shell completion script: "+completionUsage)
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run 'storecheck COMMAND -h' for a command's flags.")
+}
+
+// commandLine is the command line a summary records: args as given, any
+// secret of a backend URL among them scrubbed (reports.Scrub).
+func commandLine(name string, args []string) string {
+	return reports.Scrub("storecheck "+name+" "+strings.Join(args, " "), args...)
 }
 
 // oneLine keeps an error message to one line.

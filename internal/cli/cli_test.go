@@ -182,3 +182,38 @@ func TestSummaryIsValidJSON(t *testing.T) {
 		t.Fatalf("a named scenario that does not apply: exit %d, %v, %+v: %s", code, err, sum, stderr)
 	}
 }
+
+// --out names a folder of the user's: storecheck empties its runs/ before
+// the runs start, so a runs/ that holds anything but the run folders
+// (NN-…) of an earlier storecheck report is refused, untouched, before
+// anything runs; a report's own folder is reused as before.
+func TestOutKeepsAForeignRunsFolder(t *testing.T) {
+	dir := t.TempDir()
+	kept := filepath.Join(dir, "runs", "mine", "data.txt")
+	if err := os.MkdirAll(filepath.Dir(kept), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(kept, []byte("not storecheck's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"run", "qualify"} {
+		code, _, stderr := run(t, cmd, "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--seed", "1", "--out", dir)
+		if code != ExitUsage || strings.Count(strings.TrimRight(stderr, "\n"), "\n") != 0 || !strings.Contains(stderr, "runs/mine") {
+			t.Errorf("%s --out DIR with a foreign DIR/runs: exit %d, stderr %q; want exit %d and one line naming runs/mine", cmd, code, stderr, ExitUsage)
+		}
+		if _, err := os.Stat(kept); err != nil {
+			t.Fatalf("%s --out DIR removed %s: %v", cmd, kept, err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "summary.json")); err == nil {
+			t.Fatalf("%s --out DIR refused but left a summary.json", cmd)
+		}
+	}
+
+	// A report's folder is reused: its runs/ is storecheck's own.
+	report := t.TempDir()
+	for range 2 {
+		if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--seed", "1", "--out", report); code != ExitOK {
+			t.Fatalf("run into a report's folder: exit %d: %s", code, stderr)
+		}
+	}
+}

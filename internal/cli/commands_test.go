@@ -145,6 +145,37 @@ func TestInterruptedRunWritesSummary(t *testing.T) {
 	}
 }
 
+// check --out naming a file (or a folder under one) is refused before the
+// check, in one line: the verdict and the first violations were printed,
+// then the error, for a flag that was wrong from the start.
+func TestCheckRefusesAFileAsItsOutput(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{file, filepath.Join(file, "sub")} {
+		code, stdout, stderr := run(t, "check", "--out", out, filepath.Join("..", "..", "linearizability", "testdata", "lost_update.jsonl"))
+		if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "output folder") {
+			t.Errorf("--out %s: exit %d, stdout %q, stderr %q; want 2, nothing on stdout and one line naming the output folder", out, code, stdout, stderr)
+		}
+	}
+}
+
+// An interrupted check exits 130 with one line saying so, as run does: not
+// 1 for a checker that "timed out", nor 0 for a verdict the interrupt cut
+// short.
+func TestInterruptedCheckExits130(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, history := range []string{"indeterminate_ok.jsonl", "lost_update.jsonl"} {
+		var stdout, stderr bytes.Buffer
+		code := Main(ctx, []string{"check", "--out", t.TempDir(), filepath.Join("..", "..", "linearizability", "testdata", history)}, &stdout, &stderr)
+		if code != ExitInterrupted || strings.Count(strings.TrimSpace(stderr.String()), "\n") > 0 || !strings.Contains(stderr.String(), "interrupted") {
+			t.Errorf("%s: exit %d, stderr %q; want %d and one line saying it was interrupted\n%s", history, code, stderr.String(), ExitInterrupted, stdout.String())
+		}
+	}
+}
+
 // An interrupted mutants run exits 130 with an INTERRUPTED verdict, as run
 // and qualify do, and calls no mutant a survivor whose runs never finished.
 func TestInterruptedMutantsExits130(t *testing.T) {
@@ -499,6 +530,26 @@ func TestReplayRejectsABadRunNumber(t *testing.T) {
 		if code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "--run must be at least 1") {
 			t.Errorf("--run %s: exit %d, stderr %q; want 2 and one line saying --run must be at least 1", n, code, stderr)
 		}
+	}
+}
+
+// TestReplayRejectsSeedZero: a summary whose run has seed 0 (edited by
+// hand; no run has it) is refused in one line before anything runs, as
+// --seed 0 is, not replayed as a NOT RUN that prints "repeat with --seed 0".
+func TestReplayRejectsSeedZero(t *testing.T) {
+	dir := t.TempDir()
+	sum := filepath.Join(dir, "summary.json")
+	body := `{"seed":1,"runs":[{"backend":"memory:","scenario":"conformance","verdict":"PASS","seed":0,"reproduce":"x","duration_ms":1,"ops":1}]}`
+	if err := os.WriteFile(sum, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "replayed")
+	code, stdout, stderr := run(t, "replay", "--out", out, sum)
+	if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "seed 0") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2 and one line naming seed 0", code, stdout, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("the refused replay made its output folder %s", out)
 	}
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"flag"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,6 +31,20 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 	}
 	if base == "" || next == "" {
 		return ExitUsage, usageOf(diffUsage)
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"slowdown", *slowdown}, {"rate-rise", *rateRise}} {
+		// NaN compares false with every change: a gate that never fails.
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) {
+			return ExitUsage, usagef("--%s must be a finite number (negative ignores these figures), got %v", f.name, f.v)
+		}
+	}
+	for _, in := range []string{base, next} {
+		if *md != "" && samePath(*md, summaryFile(in)) {
+			return ExitUsage, usagef("--md %s is the summary diff reads (%s): it would be written over", *md, in)
+		}
 	}
 	b, baseDir, err := readSummaryAt(base)
 	if err != nil {
@@ -68,12 +83,19 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 // merge, replay) reads it here, so each takes a folder alike; what is not
 // a storecheck summary (reports.ParseSummary) is a usage error.
 func readSummaryAt(path string) (*reports.Summary, string, error) {
-	if info, err := os.Stat(path); err == nil && info.IsDir() {
-		path = filepath.Join(path, "summary.json")
-	}
+	path = summaryFile(path)
 	s, err := reports.ReadSummary(path)
 	if err != nil {
 		return nil, "", usagef("%v", err)
 	}
 	return s, filepath.Dir(path), nil
+}
+
+// summaryFile is the file readSummaryAt reads for path: path itself, or
+// the summary.json of the folder path names.
+func summaryFile(path string) string {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return filepath.Join(path, "summary.json")
+	}
+	return path
 }

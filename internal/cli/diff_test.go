@@ -81,3 +81,58 @@ func TestNotASummary(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffRefusesNonFiniteThresholds: a threshold of NaN compares false
+// with every change, so --slowdown NaN passed a 145% rise of the conflict
+// rate as "no regression"; NaN and ±Inf are bad input (negative is the
+// documented way to ignore a kind of figure).
+func TestDiffRefusesNonFiniteThresholds(t *testing.T) {
+	dir := t.TempDir()
+	sum := filepath.Join(dir, "summary.json")
+	if err := os.WriteFile(sum, []byte(`{"seed":1,"runs":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"--slowdown", "NaN"}, {"--rate-rise", "nan"}, {"--slowdown", "+Inf"}, {"--rate-rise", "-Inf"},
+	} {
+		code, stdout, stderr := run(t, append(append([]string{"diff"}, args...), sum, sum)...)
+		if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, args[0]) {
+			t.Errorf("diff %v: exit %d, stdout %q, stderr %q; want 2 and one line naming %s", args, code, stdout, stderr, args[0])
+		}
+	}
+	if code, _, stderr := run(t, "diff", "--slowdown", "-1", "--rate-rise", "0.2", sum, sum); code != ExitOK {
+		t.Errorf("finite thresholds: exit %d: %s", code, stderr)
+	}
+}
+
+// TestDiffMarkdownNeverOverwritesASummary: --md naming the summary.json
+// diff reads (given as the file, or as its folder) is refused in one line,
+// exit 2, and the summary is left as it was: it was replaced by the
+// Markdown, and every later read of it failed.
+func TestDiffMarkdownNeverOverwritesASummary(t *testing.T) {
+	dir := t.TempDir()
+	body := []byte(`{"seed":1,"runs":[]}`)
+	for _, d := range []string{"base", "new"} {
+		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, d, "summary.json"), body, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base, next := filepath.Join(dir, "base"), filepath.Join(dir, "new")
+	for _, args := range [][]string{
+		{"--md", filepath.Join(base, "summary.json"), base, next},
+		{"--md", filepath.Join(next, "summary.json"), base, filepath.Join(next, "summary.json")},
+	} {
+		code, stdout, stderr := run(t, append([]string{"diff"}, args...)...)
+		if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "--md") {
+			t.Errorf("diff %v: exit %d, stdout %q, stderr %q; want 2 and one line about --md", args, code, stdout, stderr)
+		}
+	}
+	for _, d := range []string{base, next} {
+		if b, err := os.ReadFile(filepath.Join(d, "summary.json")); err != nil || string(b) != string(body) {
+			t.Errorf("%s/summary.json: %q, %v; want it untouched", d, b, err)
+		}
+	}
+}

@@ -5,10 +5,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 
 	"github.com/storecheck/storecheck/internal/runner"
@@ -25,6 +28,9 @@ type outputFlags struct {
 	quiet       bool
 	json        bool
 	acceptKnown bool
+	// latest is dir's name under OutRoot, which OutRoot/latest is to point
+	// at once dir holds a summary (publish); "" with --out.
+	latest string
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {
@@ -71,6 +77,9 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
 	}
+	if err := o.publish(); err != nil {
+		return ExitUsage, err
+	}
 	renderErr := renderReports(o.dir)
 	if o.json {
 		b, err := json.MarshalIndent(sum, "", "  ")
@@ -114,8 +123,9 @@ func renderReports(dir string) error {
 const OutRoot = "storecheck-out"
 
 // resolve picks the output folder: --out exactly, or a new folder under
-// OutRoot named by the time and a random suffix, with OutRoot/latest
-// pointing at it. It creates the folder and proves it writable.
+// OutRoot named by the time and a random suffix, which OutRoot/latest will
+// point at once it holds a summary (publish). It creates the folder and
+// proves it writable.
 func (o *outputFlags) resolve() error {
 	if o.json && o.quiet {
 		// Each names what stdout carries: the summary's JSON or the table.
@@ -131,8 +141,21 @@ func (o *outputFlags) resolve() error {
 	if err := prepareOut(o.dir); err != nil {
 		return err
 	}
-	// Point latest at it: a new link renamed over the old one, so that
-	// latest is never missing or half-made.
+	o.latest = name
+	return nil
+}
+
+// publish points OutRoot/latest at the folder resolve made, once its
+// summary.json is written: a command that fails before that (or a
+// storecheck killed mid-run) leaves latest at the last complete report.
+// With --out it does nothing.
+func (o *outputFlags) publish() error {
+	if o.latest == "" {
+		return nil
+	}
+	// A new link renamed over the old one, so that latest is never
+	// missing or half-made.
+	name := o.latest
 	tmp := filepath.Join(OutRoot, ".latest-"+name)
 	if err := os.Symlink(name, tmp); err != nil {
 		return usagef("output folder %s: cannot link latest: %v", OutRoot, unwrapPath(err))
@@ -144,10 +167,15 @@ func (o *outputFlags) resolve() error {
 	return nil
 }
 
-// prepareOut creates the output folder and proves it writable.
+// prepareOut creates the output folder and proves it writable. A runs/
+// folder in it must be an earlier report's (see ownRunsFolder): the runs
+// empty it before they start.
 func prepareOut(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usagef("output folder %s cannot be created: %v", dir, unwrapPath(err))
+	}
+	if err := ownRunsFolder(dir); err != nil {
+		return err
 	}
 	probe, err := os.CreateTemp(dir, ".write-test-*")
 	if err != nil {
@@ -155,6 +183,29 @@ func prepareOut(dir string) error {
 	}
 	probe.Close()
 	return os.Remove(probe.Name())
+}
+
+// runFolderName is the name of a run's folder, NN-BACKEND-SCENARIO
+// (runner.Execute).
+var runFolderName = regexp.MustCompile(`^[0-9]{2,}-`)
+
+// ownRunsFolder refuses an output folder whose runs/ holds anything but
+// run folders: runner.Execute empties runs/ before the runs start, and
+// --out may name a folder of the user's that has a runs/ of its own.
+func ownRunsFolder(dir string) error {
+	entries, err := os.ReadDir(filepath.Join(dir, "runs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return usagef("output folder %s: cannot read its runs folder: %v", dir, unwrapPath(err))
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !runFolderName.MatchString(e.Name()) {
+			return usagef("output folder %s holds runs/%s, which is not a storecheck run's folder, and storecheck empties runs/ before it starts: give --out a new folder or an earlier report's", dir, e.Name())
+		}
+	}
+	return nil
 }
 
 func unwrapPath(err error) error {

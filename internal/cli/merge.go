@@ -22,7 +22,7 @@ const mergeUsage = "storecheck merge [--out DIR] [--fail-on-not-run] SHARD… (e
 // made with --shard K/N) into the summary of the whole plan, with every
 // run's folder copied beside it, and renders the reports as an unsharded
 // run would. Its exit code is the whole plan's, under the gate flags given.
-func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
+func mergeCommand(ctx context.Context, e *env, args []string) (int, error) {
 	var (
 		o            outputFlags
 		failOnNotRun bool
@@ -85,12 +85,15 @@ func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
 			if r.Dir == "" {
 				continue
 			}
-			if err := copyTree(filepath.Join(sh.dir, r.Dir), filepath.Join(o.dir, r.Dir)); err != nil {
+			if err := copyTree(ctx, filepath.Join(sh.dir, r.Dir), filepath.Join(o.dir, r.Dir)); err != nil {
+				if ctx.Err() != nil {
+					return ExitInterrupted, fmt.Errorf("interrupted while copying the runs' folders into %s: no merged summary was written", o.dir)
+				}
 				return ExitUsage, fmt.Errorf("copy the folder of run %d (%s): %w", r.Index, r.Dir, err)
 			}
 		}
 	}
-	sum.Command = "storecheck merge " + strings.Join(args, " ")
+	sum.Command = commandLine("merge", args)
 	sum.Finish(build(), host(), time.Now())
 	rule := notRunPasses
 	if failOnNotRun {
@@ -107,6 +110,9 @@ func mergeCommand(_ context.Context, e *env, args []string) (int, error) {
 	path := filepath.Join(o.dir, "summary.json")
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
+	}
+	if err := o.publish(); err != nil {
+		return ExitUsage, err
 	}
 	if err := renderReports(o.dir); err != nil {
 		return ExitUsage, fmt.Errorf("summary.json is written, but the reports could not be rendered: %w", err)
@@ -210,11 +216,15 @@ func failedOnNotRun(shards []shardSummary) *shardSummary {
 	return nil
 }
 
-// copyTree copies the folder src to dst.
-func copyTree(src, dst string) error {
+// copyTree copies the folder src to dst; it stops, with ctx's error, once
+// ctx is done.
+func copyTree(ctx context.Context, src, dst string) error {
 	return filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err // Ctrl-C: a run's folder can be hundreds of MB
 		}
 		rel, err := filepath.Rel(src, path)
 		if err != nil {

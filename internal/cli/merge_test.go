@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -343,5 +345,106 @@ func TestMergeKeepsTheShardsNotRunRule(t *testing.T) {
 	}
 	if g := sum.Gate; g == nil || g.Headline != "GATE FAILED: 1 NOT RUN under --fail-on-not-run" {
 		t.Errorf("merged gate %+v", g)
+	}
+}
+
+// TestFailedMergeLeavesLatest: a merge that fails after making its folder
+// under storecheck-out/ (a shard's run folder is gone) exits 2 and leaves
+// storecheck-out/latest where it was, at the last complete report — never
+// at a folder without a summary.json.
+func TestFailedMergeLeavesLatest(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for k := 1; k <= 2; k++ {
+		if code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,concurrent", "--checks", "3", "--ops", "100",
+			"--seed", "4", "--shard", fmt.Sprintf("%d/2", k), "--out", fmt.Sprintf("s%d", k), "--quiet"); code != ExitOK {
+			t.Fatalf("shard %d: exit %d: %s", k, code, stderr)
+		}
+	}
+	if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--quiet"); code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	before, err := os.Readlink(filepath.Join(OutRoot, "latest"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join("s2", "runs")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "merge", "s1", "s2"); code != ExitUsage || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+		t.Fatalf("merge without a shard's run folder: exit %d, stderr %q; want 2 and one line", code, stderr)
+	}
+	after, err := os.Readlink(filepath.Join(OutRoot, "latest"))
+	if err != nil || after != before {
+		t.Errorf("latest -> %q (%v) after the failed merge, want %q", after, err, before)
+	}
+	if _, err := os.Stat(filepath.Join(OutRoot, "latest", "summary.json")); err != nil {
+		t.Errorf("latest has no summary: %v", err)
+	}
+}
+
+// TestMergeNeverWritesOverAShard: --out naming one of the shards' folders
+// (directly or through a symlink) is refused in one line, exit 2, before
+// anything is written: copying a run's folder onto itself emptied its
+// history and visualization, and the shard's summary was replaced.
+func TestMergeNeverWritesOverAShard(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for k := 1; k <= 2; k++ {
+		if code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,concurrent", "--checks", "3", "--ops", "100",
+			"--seed", "4", "--shard", fmt.Sprintf("%d/2", k), "--out", fmt.Sprintf("s%d", k), "--quiet"); code != ExitOK {
+			t.Fatalf("shard %d: exit %d: %s", k, code, stderr)
+		}
+	}
+	if err := os.Symlink("s2", "link"); err != nil {
+		t.Fatal(err)
+	}
+	summary := func(dir string) string {
+		b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	before := map[string]string{"s1": summary("s1"), "s2": summary("s2")}
+	history, err := filepath.Glob(filepath.Join("s?", "runs", "*", "history.jsonl"))
+	if err != nil || len(history) != 1 {
+		t.Fatalf("the concurrent run's history: %v %v", history, err)
+	}
+	for _, out := range []string{"s1", "./s2/", "link"} {
+		code, stdout, stderr := run(t, "merge", "--out", out, "s1", "s2")
+		if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 {
+			t.Errorf("merge --out %s s1 s2: exit %d, stdout %q, stderr %q; want 2 and one line", out, code, stdout, stderr)
+		}
+	}
+	for dir, was := range before {
+		if summary(dir) != was {
+			t.Errorf("%s/summary.json was rewritten", dir)
+		}
+	}
+	if fi, err := os.Stat(history[0]); err != nil || fi.Size() == 0 {
+		t.Errorf("%s was emptied: %v", history[0], err)
+	}
+}
+
+// TestInterruptedMergeExits130: Ctrl-C during a merge stops the copying
+// of the runs' folders (they can be hundreds of MB) and exits 130 in one
+// line with no merged summary written, instead of being ignored until the
+// merge is done and exiting 0.
+func TestInterruptedMergeExits130(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for k := 1; k <= 2; k++ {
+		if code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,concurrent", "--checks", "3", "--ops", "100",
+			"--seed", "4", "--shard", fmt.Sprintf("%d/2", k), "--out", fmt.Sprintf("s%d", k), "--quiet"); code != ExitOK {
+			t.Fatalf("shard %d: exit %d: %s", k, code, stderr)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr bytes.Buffer
+	code := Main(ctx, []string{"merge", "--out", "merged", "s1", "s2"}, &stdout, &stderr)
+	if code != ExitInterrupted || strings.Count(strings.TrimSpace(stderr.String()), "\n") > 0 {
+		t.Errorf("exit %d, stderr %q; want %d and one line", code, stderr.String(), ExitInterrupted)
+	}
+	if _, err := os.Stat(filepath.Join("merged", "summary.json")); err == nil {
+		t.Error("the interrupted merge wrote a summary")
 	}
 }

@@ -90,7 +90,7 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err := reports.WriteJSON(filepath.Join(f.out, "mutants.json"), table); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the table: %w", err)
 	}
-	sum := table.Summary("storecheck mutants " + strings.Join(args, " "))
+	sum := table.Summary(commandLine("mutants", args))
 	sum.Finish(build(), host(), time.Now())
 	// The catalogue's verdict, which the exit code follows: every mutant
 	// caught (its runs FAIL) and no correct backend flagged is a PASS; a

@@ -40,7 +40,7 @@ func qualifyCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if failOnNotRun {
 		policy = notRunFails
 	}
-	return execute(ctx, e, plan, m.out, policy, "storecheck qualify "+strings.Join(args, " "))
+	return execute(ctx, e, plan, m.out, policy, commandLine("qualify", args))
 }
 
 // splitBackendList splits comma-separated backend URLs. A URL may itself hold

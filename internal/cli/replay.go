@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,10 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return ExitUsage, err
 	}
+	if r.Seed == 0 {
+		// No run has it (--seed refuses it): the summary was edited.
+		return ExitUsage, usagef("run %d of %s has seed 0, which no storecheck run has (seeds are 1 to %d): nothing to replay", runIndex(sum, r), path, uint64(math.MaxUint64))
+	}
 	url := r.Backend
 	if backend != "" {
 		url = backend
@@ -93,7 +98,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 			fmt.Fprintf(e.stderr, "storecheck: replay of %s: %s\n", of, got.Runs[0].Replay)
 		}
 	}
-	return executeThen(ctx, e, plan, out, notRunIsError, "storecheck replay "+strings.Join(args, " "), compare)
+	return executeThen(ctx, e, plan, out, notRunIsError, commandLine("replay", args), compare)
 }
 
 // pickRun chooses the run to replay: run index (from 1) when given, else

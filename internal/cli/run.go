@@ -145,7 +145,7 @@ func runCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return ExitUsage, err
 	}
-	return execute(ctx, e, plan, m.out, notRunIsError, "storecheck run "+strings.Join(args, " "))
+	return execute(ctx, e, plan, m.out, notRunIsError, commandLine("run", args))
 }
 
 // lookupScenarios resolves names; none means every scenario that applies to

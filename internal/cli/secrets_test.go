@@ -74,3 +74,42 @@ func TestNoTokenInAnyOutput(t *testing.T) {
 		}
 	}
 }
+
+// TestNoURLTokenInErrorsOrReasons puts a token where storecheck refuses
+// one or cannot use it — a backend that takes no query, a server URL it
+// rejects, the command line of an adapter that cannot start — and greps
+// what each command printed and wrote: an error or a NOT RUN reason that
+// quotes the URL, or only its query, must not quote the token.
+func TestNoURLTokenInErrorsOrReasons(t *testing.T) {
+	const token = "sc-url-token-93c1e7aa"
+	outs := t.TempDir()
+	cases := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"run", "--backend", "memory:?token=" + token}, cli.ExitUsage},
+		{[]string{"run", "--backend", "runs+memory:?authToken=" + token}, cli.ExitUsage},
+		{[]string{"run", "--backend", "rqlite+process://?token=" + token}, cli.ExitUsage},
+		{[]string{"qualify", "--backends", "memory:?auth_token=" + token}, cli.ExitUsage},
+		// The adapter cannot start: NOT RUN, with the command line in the reason.
+		{[]string{"run", "--backend", "exec:/nonexistent/store --dsn libsql://db.example?authToken=" + token, "--scenario", "conformance"}, cli.ExitUsage},
+		{[]string{"qualify", "--adapter", "/nonexistent/store --dsn libsql://u:" + token + "@db.example", "--scenario", "conformance"}, cli.ExitFail}, // nothing checked
+	}
+	var printed bytes.Buffer
+	for i, c := range cases {
+		args := append(c.args, "--seed", "1", "--out", filepath.Join(outs, string(rune('a'+i))))
+		var stdout, stderr bytes.Buffer
+		code := cli.Main(context.Background(), args, &stdout, &stderr)
+		if code != c.code {
+			t.Errorf("%q: exit %d, want %d\n%s", c.args, code, c.code, stderr.String())
+		}
+		printed.Write(stdout.Bytes())
+		printed.Write(stderr.Bytes())
+	}
+	if files := clitest.GrepSecrets(t, printed.Bytes(), []string{outs}, token); files < 6 {
+		t.Errorf("the runs wrote only %d files: the grep proves little", files)
+	}
+	if !bytes.Contains(printed.Bytes(), []byte("REDACTED")) {
+		t.Errorf("nothing printed says REDACTED: were the URLs quoted at all?\n%s", printed.String())
+	}
+}

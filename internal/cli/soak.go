@@ -56,7 +56,7 @@ func soakCommand(ctx context.Context, e *env, args []string) (int, error) {
 	}
 	m.out.acceptKnown = true // a known upstream bug is not a false alarm; it is listed
 	var soak *reports.Soak
-	code, err := executeThen(ctx, e, plan, m.out, notRunPasses, "storecheck soak "+strings.Join(args, " "), func(sum *reports.Summary) {
+	code, err := executeThen(ctx, e, plan, m.out, notRunPasses, commandLine("soak", args), func(sum *reports.Summary) {
 		st, lerr := l.Stop()
 		soak = reports.SoakOf(sum, seeds, reports.SoakLoad(st))
 		if lerr != nil {

@@ -491,11 +491,20 @@ func (x *execution) run(ctx context.Context, i int) {
 	e := x.plan.Entries[i]
 	live := &scenarios.Progress{}
 	x.mu.Lock()
-	x.progress.Started(reports.Redact(e.Backend), e.Scenario.Name, live)
+	if ctx.Err() == nil {
+		// After an interrupt runOne starts nothing: no "started" for it.
+		x.progress.Started(reports.Redact(e.Backend), e.Scenario.Name, live)
+	}
 	done := append([]reports.Run(nil), x.done[kin(e)]...)
 	x.mu.Unlock()
 	n := x.position(i) // the run's folder is named as in the whole plan
 	r, sp := runOne(ctx, x.plan, n, e, done, live)
+	// A reason may quote the URL as given (an adapter's command line, an
+	// error naming a parameter): no secret of it goes further. The backend
+	// stays as runOne showed it (redacted): progress knows the run by it.
+	shown := r.Backend
+	r = reports.ScrubRun(r, e.Backend)
+	r.Backend = shown
 	if x.plan.Shard != nil {
 		r.Index = n
 	}
@@ -599,6 +608,12 @@ func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, 
 		// A pass decided after the interruption still holds, but anything
 		// the scenario did not finish must not read as PASS.
 		r.Reason = "interrupted after the checks completed"
+	}
+	if ctx.Err() != nil && r.Verdict == reports.NotRun {
+		// The interrupt, not the backend, is why it did not run (an open
+		// abandoned with the context): a backend that could not be
+		// started is not shown for it.
+		r.Verdict, r.Reason = reports.Interrupted, "interrupted: "+r.Reason
 	}
 	return r, sp
 }

@@ -51,6 +51,22 @@ func TestEmptyPassIsNotRun(t *testing.T) {
 	}
 }
 
+// A run whose store could not be opened because the run was interrupted
+// (a scenario's open returned the canceled context's error) is
+// INTERRUPTED, not NOT RUN: nothing says the backend could not be started.
+func TestInterruptedOpenIsInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sc := scenario(func(ctx context.Context, _ scenarios.Target, _ scenarios.Params) scenarios.Result {
+		cancel() // the interrupt arrives while the store opens
+		return scenarios.Result{Verdict: reports.NotRun, Reason: "backend could not be opened: begin: " + ctx.Err().Error()}
+	})
+	runs := Execute(ctx, Plan{Entries: []Entry{{Backend: "memory:", Scenario: sc, Seed: 1}}, Out: t.TempDir()}, quiet{}).Runs
+	if r := runs[0]; r.Verdict != reports.Interrupted || !strings.Contains(r.Reason, "context canceled") {
+		t.Errorf("verdict %s (%s), want %s keeping the reason", r.Verdict, r.Reason, reports.Interrupted)
+	}
+}
+
 // Matrix leaves out the pairs that do not apply only when asked to.
 func TestMatrix(t *testing.T) {
 	sc := scenario(nil)
@@ -565,5 +581,54 @@ func TestTempStoresOfKilledRunsAreSwept(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(tmp, "storecheck-run-*"))
 	if len(left) != 1 || left[0] != live {
 		t.Errorf("folders left: %v; want only the live process's %s", left, live)
+	}
+}
+
+// keys records the backend each run was started and finished under.
+type keys struct{ started, finished []string }
+
+func (k *keys) Started(backend, _ string, _ *scenarios.Progress) {
+	k.started = append(k.started, backend)
+}
+func (k *keys) Finished(r reports.Run) { k.finished = append(k.finished, r.Backend) }
+
+// A run's reason is scrubbed of its URL's secrets, and its backend is the
+// one progress was told at its start, even when the secret's value also
+// stands elsewhere in the URL (progress finds the run by it).
+func TestScrubbedRunKeepsItsBackend(t *testing.T) {
+	const url = "memory:?token=memo"
+	sc := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+		return scenarios.Result{Verdict: reports.Pass, Ops: 1, Reason: "opened memory:?token=memo"}
+	})
+	// memory: takes no query: the run is NOT RUN with a reason that
+	// quotes the URL's query ("got \"?token=memo\"").
+	var k keys
+	runs := Execute(context.Background(), Plan{Entries: []Entry{{Backend: url, Scenario: sc, Seed: 1}}, Out: t.TempDir()}, &k).Runs
+	if strings.Contains(runs[0].Reason, "token=memo") {
+		t.Errorf("reason %q holds the token", runs[0].Reason)
+	}
+	if len(k.started) != 1 || len(k.finished) != 1 || k.started[0] != k.finished[0] {
+		t.Errorf("started as %q, finished as %q: progress cannot match them", k.started, k.finished)
+	}
+}
+
+// Runs that an interrupt keeps from starting are finished INTERRUPTED
+// without being announced as started: "started" for a run the summary
+// says was "not started" misleads whoever reads the progress.
+func TestUnstartedRunsAreNotAnnounced(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	sc := scenario(func(context.Context, scenarios.Target, scenarios.Params) scenarios.Result {
+		return scenarios.Result{Verdict: reports.Pass, Ops: 1}
+	})
+	var k keys
+	runs := Execute(ctx, Plan{Entries: []Entry{{Backend: "memory:", Scenario: sc, Seed: 1}, {Backend: "memory:", Scenario: sc, Seed: 2}}, Out: t.TempDir()}, &k).Runs
+	for _, r := range runs {
+		if r.Verdict != reports.Interrupted {
+			t.Errorf("verdict %s, want %s", r.Verdict, reports.Interrupted)
+		}
+	}
+	if len(k.started) != 0 || len(k.finished) != 2 {
+		t.Errorf("announced started %q, finished %q; want none started and both finished", k.started, k.finished)
 	}
 }
