@@ -106,7 +106,10 @@ func TestNoURLTokenInErrorsOrReasons(t *testing.T) {
 		printed.Write(stdout.Bytes())
 		printed.Write(stderr.Bytes())
 	}
-	if files := clitest.GrepSecrets(t, printed.Bytes(), []string{outs}, token); files < 6 {
+	// Only the qualify of an adapter that cannot start writes reports (an
+	// adapter command line carrying authToken= is refused before anything
+	// is written), and those it writes are the ones that quote it.
+	if files := clitest.GrepSecrets(t, printed.Bytes(), []string{outs}, token); files < 4 {
 		t.Errorf("the runs wrote only %d files: the grep proves little", files)
 	}
 	if !bytes.Contains(printed.Bytes(), []byte("REDACTED")) {
