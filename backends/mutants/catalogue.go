@@ -88,6 +88,16 @@ func Catalogue() []Mutant {
 			statements: outboxUnordered,
 		},
 		{
+			Name:       "outbox-seq-reuse",
+			Breaks:     "outbox seqs are never reused (each emit is pending once, and an ack removes only its own entry): the table lost AUTOINCREMENT, so after the newest entry is acknowledged the next emit gets its seq again.",
+			statements: outboxSeqReuse,
+		},
+		{
+			Name:       "event-id-nocase",
+			Breaks:     "effect-once per (execution, event id), ids compared exactly: processed_events.event_id is COLLATE NOCASE, so once ev1 is processed an event EV1 counts as processed too and its commit's marker is dropped.",
+			statements: eventIDNoCase,
+		},
+		{
 			Name:   "page-skip",
 			Breaks: "list_executions pages through every row: the next cursor advances by the limit+1 rows fetched instead of the limit returned, so the row at each page boundary is never listed.",
 			wrap:   wrapPageSkip,
