@@ -83,6 +83,11 @@ func Catalogue() []Mutant {
 			statements: dueTimersIgnoreNow,
 		},
 		{
+			Name:       "due-timers-unordered",
+			Breaks:     "due_timers lists the timers due soonest first: it orders them by execution and path, so a timer due later on one execution comes before one due sooner on another.",
+			statements: dueTimersByExecution,
+		},
+		{
 			Name:       "outbox-unordered",
 			Breaks:     "pending_outbox returns entries by ascending seq: it groups them by target (ORDER BY target_id, seq), so a later emit to one target comes before an earlier emit to another.",
 			statements: outboxUnordered,

@@ -79,3 +79,12 @@ func outboxSeqReuse(st *sqlstore.Statements) {
 	// ack of the old entry removes the new one.
 	st.Schema[1] = "CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, target_id TEXT, event TEXT NOT NULL)"
 }
+
+// dueTimersByExecution groups a sweep's timers by execution, as a relay
+// firing each execution's timers together might want them.
+func dueTimersByExecution(st *sqlstore.Statements) {
+	// BUG: ordered by execution and path, not by fire_at: a timer due
+	// later comes before one due sooner on another execution.
+	st.DueTimers = "SELECT " + sqlstore.AsBlob("execution_id") + ", " + sqlstore.AsBlob("path") +
+		", fire_at FROM timers WHERE fire_at <= ? ORDER BY execution_id, path"
+}
