@@ -129,6 +129,12 @@ func Catalogue() []Mutant {
 			wrap:   wrapSplitVisible,
 		},
 		{
+			Name:   "periodic-snapshot",
+			Breaks: "durability at a process crash (every acknowledged commit survives the death of the process that made it): the store serves every call from a working copy and saves it to its file every 100 ms and on Close, so a process killed between two snapshots loses the commits it acknowledged since the last one.",
+			wrap:   wrapPeriodicSnapshot,
+			OnFile: true,
+		},
+		{
 			Name:        "unsynced-full",
 			Breaks:      "durability at power loss: it reports synchronous=FULL (every acknowledged commit survives a power cut) but runs with synchronous=OFF, so nothing it acknowledges is fsynced; a process crash cannot tell (the page cache survives it), a power cut can.",
 			synchronous: "OFF",
