@@ -34,8 +34,10 @@ func definitionFor(id string) string {
 }
 
 var (
-	statuses     = []string{"running", "waiting", "done", "failed"}
-	eventIDs     = []string{"ev1", "ev2", "ev3"}
+	statuses = []string{"running", "waiting", "done", "failed"}
+	// Two event ids differ only in case: ids are compared exactly, and a
+	// store whose dedupe ledger ignores case (COLLATE NOCASE) must show it.
+	eventIDs     = []string{"ev1", "ev2", "EV1"}
 	timerPaths   = []string{"a", "b", "c"}
 	fireTimes    = []float64{1, 2.5, 3, 1700000000.125}
 	childIDs     = []string{"c1", "c2", "c3"}

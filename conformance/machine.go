@@ -19,8 +19,7 @@ func drawConfig(t *rapid.T) model.Config {
 // start begins one test case: an empty reference model with the store's
 // trace cap beside the store, and the actions that drive both.
 func start(ctx context.Context, t *rapid.T, store model.Store, cfg model.Config, stats *Stats) map[string]func(*rapid.T) {
-	m := &machine{ctx: ctx, store: store, ref: model.NewReference(cfg), stats: stats,
-		seenOutbox: map[int64]bool{}, seenSpawns: map[int64]bool{}}
+	m := &machine{ctx: ctx, store: store, ref: model.NewReference(cfg), stats: stats}
 	t.Logf("store opened with trace_max=%d", cfg.TraceMax)
 	return m.actions()
 }
@@ -36,11 +35,10 @@ type machine struct {
 	// Every seq the store has shown, to prove seqs are never reused: an
 	// INTEGER PRIMARY KEY without AUTOINCREMENT hands the seq of an acked
 	// last entry to the next emit, and a late ack then deletes the wrong one.
-	seenOutbox, seenSpawns map[int64]bool
+	outboxSeqs, spawnSeqs seqLedger
 	// Every timer a sweep has seen (due_timers, delete_timer), in the order
 	// first seen, for stale sweeps.
-	seenTimers           []model.DueTimer
-	maxOutbox, maxSpawns int64
+	seenTimers []model.DueTimer
 }
 
 func (m *machine) actions() map[string]func(*rapid.T) {
@@ -315,7 +313,7 @@ func (m *machine) ackOutbox(t *rapid.T) {
 	if err := sameOutbox(want, got); err != nil {
 		fail(t, "pending_outbox", err)
 	}
-	wantSeq, gotSeq, what := m.pickAck(t, len(want), func(i int) (int64, int64) { return want[i].Seq, got[i].Seq }, m.maxOutbox)
+	wantSeq, gotSeq, what := m.pickAck(t, len(want), func(i int) (int64, int64) { return want[i].Seq, got[i].Seq }, m.outboxSeqs.max)
 	m.step(t, "ack_outbox %s", what)
 	if err := m.ref.AckOutbox(m.ctx, wantSeq); err != nil {
 		t.Fatalf("reference ack_outbox: %v", err)
@@ -340,7 +338,7 @@ func (m *machine) ackSpawn(t *rapid.T) {
 	if err := sameSpawns(want, got); err != nil {
 		fail(t, "pending_spawns", err)
 	}
-	wantSeq, gotSeq, what := m.pickAck(t, len(want), func(i int) (int64, int64) { return want[i].Seq, got[i].Seq }, m.maxSpawns)
+	wantSeq, gotSeq, what := m.pickAck(t, len(want), func(i int) (int64, int64) { return want[i].Seq, got[i].Seq }, m.spawnSeqs.max)
 	m.step(t, "ack_spawn %s", what)
 	if err := m.ref.AckSpawn(m.ctx, wantSeq); err != nil {
 		t.Fatalf("reference ack_spawn: %v", err)
@@ -467,29 +465,62 @@ func (m *machine) invariant(t *rapid.T) {
 	if diff := model.Diff(want, got, model.DiffOptions{}); len(diff) > 0 {
 		fail(t, op, fmt.Errorf("%d differences:\n  %s", len(diff), joinLines(diff)))
 	}
-	for _, r := range got.Outbox {
-		if err := checkFresh(m.seenOutbox, &m.maxOutbox, r.Seq, "outbox"); err != nil {
-			fail(t, op, err)
-		}
+	if err := m.outboxSeqs.observe("outbox", seqsOf(got.Outbox, func(r model.OutboxRow) int64 { return r.Seq })); err != nil {
+		fail(t, op, err)
 	}
-	for _, r := range got.Spawns {
-		if err := checkFresh(m.seenSpawns, &m.maxSpawns, r.Seq, "spawns"); err != nil {
-			fail(t, op, err)
-		}
+	if err := m.spawnSeqs.observe("spawns", seqsOf(got.Spawns, func(r model.SpawnRow) int64 { return r.Seq })); err != nil {
+		fail(t, op, err)
 	}
 }
 
-// checkFresh records seq; a seq not seen before must be above every seq seen.
-func checkFresh(seen map[int64]bool, maxSeen *int64, seq int64, table string) error {
-	if seen[seq] {
-		return nil
+// seqLedger remembers the seqs a queue has shown, to prove none is issued
+// twice.
+type seqLedger struct {
+	pending map[int64]bool // the seqs of the last observation
+	gone    map[int64]bool // seqs shown once and since removed (acknowledged)
+	max     int64          // the highest seq ever shown
+}
+
+// observe takes the seqs pending now. A seq that was pending before is the
+// same entry; any other must be above every seq shown so far: an acked seq
+// coming back is a new entry under a reused seq (an INTEGER PRIMARY KEY
+// without AUTOINCREMENT does that to the newest entry once it is acked), and
+// a late ack of the old entry would then remove the new one.
+func (l *seqLedger) observe(table string, seqs []int64) error {
+	if l.gone == nil {
+		l.gone = map[int64]bool{}
 	}
-	if seq <= *maxSeen {
-		return fmt.Errorf("%s: new entry got seq %d, but seq %d was issued before (seqs must be monotonic, never reused)", table, seq, *maxSeen)
+	seqs = slices.Sorted(slices.Values(seqs))
+	now := make(map[int64]bool, len(seqs))
+	for _, seq := range seqs {
+		now[seq] = true
 	}
-	seen[seq] = true
-	*maxSeen = seq
+	for seq := range l.pending {
+		if !now[seq] {
+			l.gone[seq] = true
+		}
+	}
+	for _, seq := range seqs {
+		switch {
+		case l.pending[seq]:
+		case l.gone[seq]:
+			return fmt.Errorf("%s: seq %d was acknowledged and is pending again: a new entry reused its seq (seqs must never be reused)", table, seq)
+		case seq <= l.max:
+			return fmt.Errorf("%s: new entry got seq %d, but seq %d was issued before (seqs must be monotonic, never reused)", table, seq, l.max)
+		default:
+			l.max = seq
+		}
+	}
+	l.pending = now
 	return nil
+}
+
+func seqsOf[R any](rows []R, seq func(R) int64) []int64 {
+	out := make([]int64, len(rows))
+	for i, r := range rows {
+		out[i] = seq(r)
+	}
+	return out
 }
 
 func joinLines(lines []string) string {

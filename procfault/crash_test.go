@@ -76,6 +76,17 @@ func TestCrashRecoveryCatchesSplitCommit(t *testing.T) {
 	t.Logf("caught after %d cycles: %v", res.Cycles, res.Err)
 }
 
+// The mutant that serves every call from a working copy and saves it to
+// its file every 100 ms is caught: a kill loses the commits acknowledged
+// since the last snapshot. It passes conformance and concurrent.
+func TestCrashRecoveryCatchesPeriodicSnapshot(t *testing.T) {
+	res := crash(t, "mutant:periodic-snapshot?path=", 1, 5)
+	if !errors.Is(res.Err, ErrDurability) {
+		t.Fatalf("periodic-snapshot survived %d cycles (want a durability violation): %v", res.Cycles, res.Err)
+	}
+	t.Logf("caught after %d cycles: %v", res.Cycles, res.Err)
+}
+
 // A mutant whose one bug no crash shows (guarded-upsert: a stale commit of
 // the stored bytes), run through the same mutant: URL path, passes: what
 // catches split-commit is its bug, not the path.

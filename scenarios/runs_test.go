@@ -74,6 +74,7 @@ func TestLeaseStallCatchesEveryMutant(t *testing.T) {
 		"renew-expired":          "expired lease rejected",
 		"finish-ignores-token":   "stale fencing token rejected",
 		"two-active-per-session": "one active run per session",
+		"idempotency-key-nocase": "idempotent create returns one run",
 	}
 	for _, m := range runmutants.Catalogue() {
 		if m.PowerLossOnly() {

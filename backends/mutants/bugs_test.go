@@ -105,6 +105,22 @@ var demos = map[string]demo{
 		}
 		return "", nil
 	},
+	"due-timers-unordered": func(ctx context.Context, s model.Store) (string, error) {
+		for _, c := range []struct {
+			id string
+			at float64
+		}{{"a", 2}, {"b", 1}} {
+			err := s.Commit(ctx, &model.Execution{ID: c.id}, model.Batch{Timers: []model.TimerOp{{Action: model.TimerSchedule, Path: "t", FireAt: c.at}}})
+			if err != nil {
+				return "", err
+			}
+		}
+		due, err := s.DueTimers(ctx, 5)
+		if err == nil && (len(due) != 2 || due[0].FireAt != 1) {
+			return fmt.Sprintf("due_timers lists %v, not soonest first", due), nil
+		}
+		return "", err
+	},
 	"outbox-unordered": func(ctx context.Context, s model.Store) (string, error) {
 		b := model.Batch{Emits: []model.Emit{{TargetID: model.Ptr("b"), Event: model.Event{Name: "first"}}, {TargetID: model.Ptr("a"), Event: model.Event{Name: "second"}}}}
 		if err := s.Commit(ctx, &model.Execution{ID: "a"}, b); err != nil {

@@ -83,9 +83,24 @@ func Catalogue() []Mutant {
 			statements: dueTimersIgnoreNow,
 		},
 		{
+			Name:       "due-timers-unordered",
+			Breaks:     "due_timers lists the timers due soonest first: it orders them by execution and path, so a timer due later on one execution comes before one due sooner on another.",
+			statements: dueTimersByExecution,
+		},
+		{
 			Name:       "outbox-unordered",
 			Breaks:     "pending_outbox returns entries by ascending seq: it groups them by target (ORDER BY target_id, seq), so a later emit to one target comes before an earlier emit to another.",
 			statements: outboxUnordered,
+		},
+		{
+			Name:       "outbox-seq-reuse",
+			Breaks:     "outbox seqs are never reused (each emit is pending once, and an ack removes only its own entry): the table lost AUTOINCREMENT, so after the newest entry is acknowledged the next emit gets its seq again.",
+			statements: outboxSeqReuse,
+		},
+		{
+			Name:       "event-id-nocase",
+			Breaks:     "effect-once per (execution, event id), ids compared exactly: processed_events.event_id is COLLATE NOCASE, so once ev1 is processed an event EV1 counts as processed too and its commit's marker is dropped.",
+			statements: eventIDNoCase,
 		},
 		{
 			Name:   "page-skip",
@@ -112,6 +127,12 @@ func Catalogue() []Mutant {
 			Name:   "split-visible",
 			Breaks: "atomic visibility (no reader sees part of a commit): the execution row and its side-writes commit in two transactions, 1 ms apart, under a lock every writer takes, so writers only ever see whole commits, but a reader between the two sees the new version without its dedupe marker, outbox entries, timers and trace step.",
 			wrap:   wrapSplitVisible,
+		},
+		{
+			Name:   "periodic-snapshot",
+			Breaks: "durability at a process crash (every acknowledged commit survives the death of the process that made it): the store serves every call from a working copy and saves it to its file every 100 ms and on Close, so a process killed between two snapshots loses the commits it acknowledged since the last one.",
+			wrap:   wrapPeriodicSnapshot,
+			OnFile: true,
 		},
 		{
 			Name:        "unsynced-full",

@@ -110,35 +110,40 @@ func (s *staleRead) catchUp(ctx context.Context) error {
 func (s *staleRead) refresh(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	conn, err := s.replica.DB().Conn(ctx)
-	if err != nil {
-		return fmt.Errorf("refresh copy: %w", err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "ATTACH DATABASE ? AS src", s.path); err != nil {
-		return fmt.Errorf("refresh copy: attach primary: %w", err)
-	}
-	err = copyTables(ctx, conn)
-	if _, derr := conn.ExecContext(context.WithoutCancel(ctx), "DETACH DATABASE src"); derr != nil {
-		// A connection left attached must not go back to the pool.
-		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
-		err = errors.Join(err, fmt.Errorf("detach primary: %w", derr))
-	}
-	if err != nil {
+	if err := copyFile(ctx, s.replica.DB(), s.path, replicaTables()); err != nil {
 		return fmt.Errorf("refresh copy: %w", err)
 	}
 	s.refreshed = time.Now()
 	return nil
 }
 
-// copyTables replaces every table of the copy with the primary's, in one
-// transaction. It is deferred, so that the primary is only read: only
-// refreshes write the copy, and they are serialised.
-func copyTables(ctx context.Context, conn *sql.Conn) error {
+// copyFile replaces the tables of dst with those of the database file src,
+// attached to one connection of dst for the copy.
+func copyFile(ctx context.Context, dst *sql.DB, src string, tables []string) error {
+	conn, err := dst.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, "ATTACH DATABASE ? AS src", src); err != nil {
+		return fmt.Errorf("attach %s: %w", src, err)
+	}
+	err = copyTables(ctx, conn, tables)
+	if _, derr := conn.ExecContext(context.WithoutCancel(ctx), "DETACH DATABASE src"); derr != nil {
+		// A connection left attached must not go back to the pool.
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		err = errors.Join(err, fmt.Errorf("detach %s: %w", src, derr))
+	}
+	return err
+}
+
+// copyTables replaces every table of main with src's, in one transaction.
+// It is deferred, so that src is only read.
+func copyTables(ctx context.Context, conn *sql.Conn, tables []string) error {
 	if _, err := conn.ExecContext(ctx, "BEGIN"); err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
-	for _, t := range replicaTables() {
+	for _, t := range tables {
 		for _, q := range []string{"DELETE FROM main." + t, "INSERT INTO main." + t + " SELECT * FROM src." + t} {
 			if _, err := conn.ExecContext(ctx, q); err != nil {
 				rollback(ctx, conn)

@@ -61,3 +61,30 @@ func outboxUnordered(st *sqlstore.Statements) {
 	st.PendingOutbox = "SELECT seq, " + sqlstore.AsBlob("target_id") + ", " + sqlstore.AsBlob("event") +
 		" FROM outbox ORDER BY target_id, seq"
 }
+
+// eventIDNoCase compares processed event ids without regard to case, as a
+// schema copied from a store whose ids were case-insensitive would.
+func eventIDNoCase(st *sqlstore.Statements) {
+	// BUG: COLLATE NOCASE on event_id: once "ev1" is processed, "EV1" is
+	// reported processed too, and its commit's marker is silently ignored
+	// by INSERT OR IGNORE.
+	st.Schema[2] = "CREATE TABLE IF NOT EXISTS processed_events (execution_id TEXT NOT NULL, " +
+		"event_id TEXT NOT NULL COLLATE NOCASE, PRIMARY KEY (execution_id, event_id))"
+}
+
+// outboxSeqReuse numbers the outbox by SQLite's rowid alone.
+func outboxSeqReuse(st *sqlstore.Statements) {
+	// BUG: no AUTOINCREMENT: a new emit takes max(seq) + 1, so once the
+	// newest entry is acknowledged its seq is handed out again, and a late
+	// ack of the old entry removes the new one.
+	st.Schema[1] = "CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY, target_id TEXT, event TEXT NOT NULL)"
+}
+
+// dueTimersByExecution groups a sweep's timers by execution, as a relay
+// firing each execution's timers together might want them.
+func dueTimersByExecution(st *sqlstore.Statements) {
+	// BUG: ordered by execution and path, not by fire_at: a timer due
+	// later comes before one due sooner on another execution.
+	st.DueTimers = "SELECT " + sqlstore.AsBlob("execution_id") + ", " + sqlstore.AsBlob("path") +
+		", fire_at FROM timers WHERE fire_at <= ? ORDER BY execution_id, path"
+}

@@ -64,6 +64,12 @@ func Catalogue() []Mutant {
 				old: "CREATE UNIQUE INDEX IF NOT EXISTS runs_one_active_per_session_idx", new: "CREATE INDEX IF NOT EXISTS runs_one_active_per_session_idx"}},
 		},
 		{
+			Name:   "idempotency-key-nocase",
+			Breaks: "create_run is idempotent per (tenant, idempotency key), keys compared exactly: the key column is COLLATE NOCASE, so a request under key K1 is answered with the run created under k1 (or refused as a conflicting reuse) instead of creating its own run.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.Schema[1] },
+				old: "idempotency_key TEXT,", new: "idempotency_key TEXT COLLATE NOCASE,"}},
+		},
+		{
 			Name:        "unsynced-full",
 			Breaks:      "durability at power loss: it reports synchronous=FULL (every acknowledged write survives a power cut) but runs with synchronous=OFF, so nothing it acknowledges is fsynced; only a power cut shows it.",
 			synchronous: "OFF",

@@ -18,7 +18,7 @@ var (
 	missingRun    = "r-missing"
 	tenants       = []string{"t1", "t2"}
 	sessions      = []string{"s1", "s2", "s3"}
-	keys          = []string{"", "k1", "k2"}
+	keys          = []string{"", "k1", "K1"} // two keys differing only in case: keys are compared exactly
 	workers       = []string{"w1", "w2"}
 	checkpointIDs = []string{"c1", "c2", "c3", "c4"}
 	interruptIDs  = []string{"i1", "i2", "i3"}

@@ -150,8 +150,8 @@ func TestRealScenarios(t *testing.T) {
 		t.Fatalf("summary: %+v", sum)
 	}
 	for _, r := range sum.Runs {
-		if r.Scenario == "power-loss" && !r.NotApplicable {
-			t.Errorf("power-loss on %s (no file) is not marked not applicable: %+v", r.Backend, r)
+		if (r.Scenario == "power-loss" || r.Scenario == "crash-recovery") && !r.NotApplicable {
+			t.Errorf("%s on %s (no file) is not marked not applicable: %+v", r.Scenario, r.Backend, r)
 		}
 		if r.NotApplicable {
 			continue

@@ -45,10 +45,10 @@ func DefaultSizing() Sizing {
 // DefaultScenarios are the scenarios the catalogue runs, in order.
 func DefaultScenarios() ([]scenarios.Scenario, error) {
 	var out []scenarios.Scenario
-	// power-loss applies to the SQLite and libSQL files and to the
-	// mutants that run on a file (the durability mutant): it costs the
-	// others nothing.
-	for _, name := range []string{"conformance", "concurrent", "power-loss"} {
+	// crash-recovery and power-loss apply to the SQLite and libSQL files
+	// and to the mutants that run on a file (the durability mutants): they
+	// cost the others nothing.
+	for _, name := range []string{"conformance", "concurrent", "crash-recovery", "power-loss"} {
 		sc, err := scenarios.Lookup(name)
 		if err != nil {
 			return nil, fmt.Errorf("mutants: %w", err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,17 +20,21 @@ const (
 
 // createOutcome is one racing create's result.
 type createOutcome struct {
-	key string
-	run string // the run returned; "" on error
-	err error
+	key    string
+	run    string // the run returned; "" on error
+	runKey string // the idempotency key of the run returned
+	err    error
 }
 
 // raceCreates makes, for every session, clients creates race at once: even
 // clients send the same request under the session's shared idempotency key
-// (each with its own run id, as a retrying client would), odd clients a
-// request of their own under their own key. In each session exactly one run
-// may come to exist: every create that succeeds returns it, every other is
-// a conflict. It returns the runs created and the violations seen.
+// (each with its own run id, as a retrying client would), every fourth
+// client that request under the shared key in upper case (another key: keys
+// are compared exactly), the other odd clients a request of their own under
+// their own key. In each session exactly one run may come to exist: every
+// create that succeeds returns it, under the key it was asked with, and
+// every other is a conflict. It returns the runs created and the violations
+// seen.
 func raceCreates(ctx context.Context, store runstore.Store, sessions, clients int, now time.Time) ([]string, []leases.Violation, error) {
 	var created []string
 	var found []leases.Violation
@@ -42,7 +47,10 @@ func raceCreates(ctx context.Context, store runstore.Store, sessions, clients in
 			req := runstore.NewRun{ID: fmt.Sprintf("run-%02d-%d", s, c), TenantID: "lease-stall", SessionID: session,
 				PlanID: "plan", RevisionID: "rev", IdempotencyKey: session + "/shared", Priority: int64(s % 3),
 				State: []byte(`{"seq":0}`), NextNodes: []string{"n1"}, Now: now}
-			if c%2 == 1 {
+			switch {
+			case c%4 == 3:
+				req.IdempotencyKey = strings.ToUpper(req.IdempotencyKey)
+			case c%2 == 1:
 				req.IdempotencyKey, req.Priority = fmt.Sprintf("%s/own-%d", session, c), 10+int64(c)
 			}
 			wg.Add(1)
@@ -50,7 +58,7 @@ func raceCreates(ctx context.Context, store runstore.Store, sessions, clients in
 				defer wg.Done()
 				<-start
 				run, err := store.CreateRun(ctx, req)
-				out[c] = createOutcome{key: req.IdempotencyKey, run: run.ID, err: err}
+				out[c] = createOutcome{key: req.IdempotencyKey, run: run.ID, runKey: run.IdempotencyKey, err: err}
 			}()
 		}
 		close(start)
@@ -81,6 +89,10 @@ func judgeCreates(session string, out []createOutcome) (string, []leases.Violati
 			return "", nil, fmt.Errorf("create in %s under key %q: %w", session, o.key, o.err)
 		}
 		runsSeen[o.run] = true
+		if o.runKey != o.key {
+			found = append(found, leases.Violation{Guarantee: GuaranteeIdempotent,
+				Detail: fmt.Sprintf("a create under key %q returned run %q, created under key %q (keys must be compared exactly)", o.key, o.run, o.runKey)})
+		}
 		if prev, ok := byKey[o.key]; ok && prev != o.run {
 			found = append(found, leases.Violation{Guarantee: GuaranteeIdempotent,
 				Detail: fmt.Sprintf("key %q returned runs %q and %q", o.key, prev, o.run)})

@@ -86,6 +86,7 @@ func TestGoroutinesCatchEveryMutant(t *testing.T) {
 		"renew-expired":          {leases.GuaranteePastLease},
 		"finish-ignores-token":   {leases.GuaranteeStaleToken, leases.GuaranteePastLease},
 		"two-active-per-session": {GuaranteeOneActive},
+		"idempotency-key-nocase": {GuaranteeIdempotent},
 	}
 	for _, m := range runmutants.Catalogue() {
 		if m.PowerLossOnly() {
