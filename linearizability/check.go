@@ -222,6 +222,22 @@ func Validate(h History) error {
 	return nil
 }
 
+// decide returns search's result, or Unknown as soon as ctx is done.
+// porcupine's search takes a timeout, not a context, so without this an
+// interrupt would wait for the partition being searched — up to the whole
+// check's timeout. The abandoned search goes on in the background until
+// its own timeout ends it; its result is dropped.
+func decide(ctx context.Context, search func() porcupine.CheckResult) porcupine.CheckResult {
+	done := make(chan porcupine.CheckResult, 1)
+	go func() { done <- search() }()
+	select {
+	case r := <-done:
+		return r
+	case <-ctx.Done():
+		return porcupine.Unknown
+	}
+}
+
 // checkPartitions runs porcupine on every partition, Workers at a time,
 // within the timeout, and records illegal and undecided partitions.
 func checkPartitions(ctx context.Context, h History, opt Options, rep *Report, res resolution) {
@@ -254,7 +270,8 @@ func checkPartitions(ctx context.Context, h History, opt Options, rep *Report, r
 					results[i] = porcupine.Unknown
 					continue
 				}
-				results[i] = porcupine.CheckOperationsTimeout(m, partitionOps(h.Ops, keys[i], groups[i], res), left)
+				ops := partitionOps(h.Ops, keys[i], groups[i], res)
+				results[i] = decide(ctx, func() porcupine.CheckResult { return porcupine.CheckOperationsTimeout(m, ops, left) })
 			}
 		}()
 	}

@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/anishathalye/porcupine"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -307,5 +309,23 @@ func TestCheckStopsWhenInterrupted(t *testing.T) {
 	rep, err := Check(ctx, h, Options{})
 	if !errors.Is(err, context.Canceled) {
 		t.Errorf("Check of an interrupted context: report %+v, error %v; want an error wrapping context.Canceled", rep, err)
+	}
+}
+
+// A partition whose search is still going when the check is interrupted
+// is given up at once (Unknown), not waited for: porcupine's search takes
+// only a timeout.
+func TestDecideGivesUpOnInterrupt(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(20 * time.Millisecond); cancel() }()
+	start := time.Now()
+	got := decide(ctx, func() porcupine.CheckResult { <-release; return porcupine.Ok })
+	if got != porcupine.Unknown || time.Since(start) > 5*time.Second {
+		t.Errorf("decide of a search that never ends, interrupted: %v after %v; want Unknown at once", got, time.Since(start))
+	}
+	if got := decide(context.Background(), func() porcupine.CheckResult { return porcupine.Illegal }); got != porcupine.Illegal {
+		t.Errorf("decide of a finished search: %v, want its result", got)
 	}
 }
