@@ -100,8 +100,17 @@ type Plan struct {
 // Inspectable is url with DirPlaceholder standing for an existing folder,
 // so that it can be validated and its capabilities read before any run
 // has a folder of its own: neither depends on which folder it gets.
+// The system's temporary folder stands in when it exists, else the
+// working folder: a $TMPDIR that names nothing must not refuse a URL whose
+// runs get folders of their own elsewhere.
 func Inspectable(url string) string {
-	return strings.ReplaceAll(url, DirPlaceholder, os.TempDir())
+	standIn := os.TempDir()
+	if fi, err := os.Stat(standIn); err != nil || !fi.IsDir() {
+		if wd, err := os.Getwd(); err == nil {
+			standIn = wd
+		}
+	}
+	return strings.ReplaceAll(url, DirPlaceholder, standIn)
 }
 
 // Matrix is the entries of backends × scenarios, all with seed. With

@@ -632,3 +632,13 @@ func TestUnstartedRunsAreNotAnnounced(t *testing.T) {
 		t.Errorf("announced started %q, finished %q; want none started and both finished", k.started, k.finished)
 	}
 }
+
+// A $TMPDIR that names no folder does not refuse a {dir} URL: its runs
+// get folders of their own in the run folder, not under $TMPDIR.
+func TestInspectableWithoutATempDir(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "gone"))
+	u := Inspectable("sqlite:" + DirPlaceholder + "/x.db")
+	if _, err := scenarios.TargetFor(u); err != nil {
+		t.Errorf("sqlite:%s/x.db with TMPDIR naming nothing: %v", DirPlaceholder, err)
+	}
+}
