@@ -128,13 +128,21 @@ func CompareSummaries(base, new *Summary, baseDir, newDir string, opt DiffOption
 		before[c] = base.Runs[i]
 	}
 	seen := map[cell]bool{}
+	outcomes := Outcomes(new.Runs)
 	for i, c := range cellsOf(new, newDir) {
 		r, k := new.Runs[i], c.key
 		seen[c] = true
 		old, ok := before[c]
 		if !ok {
+			worse := r.Verdict == Fail || r.Verdict == Interrupted
+			note := "new cell"
+			if r.Expect == Fail {
+				// A mutant's: caught is the outcome wanted.
+				worse = outcomes[i] == Survived || r.Verdict == Interrupted
+				note = strings.TrimSuffix("new cell, "+outcomeNote(r, outcomes[i]), ", ")
+			}
 			d.Changes = append(d.Changes, Change{Backend: k[0], Scenario: k[1], What: "verdict", Base: "absent", New: verdictText(r),
-				Worse: r.Verdict == Fail || r.Verdict == Interrupted, Note: "new cell"})
+				Worse: worse, Note: note})
 			continue
 		}
 		d.Cells++
@@ -142,7 +150,7 @@ func CompareSummaries(base, new *Summary, baseDir, newDir string, opt DiffOption
 			d.OtherPlan++
 			d.Changes = append(d.Changes, plan...)
 		}
-		d.Changes = append(d.Changes, verdictChange(k, old, r)...)
+		d.Changes = append(d.Changes, verdictChange(k, old, r, outcomes[i])...)
 		if old.Verdict == Pass && r.Verdict == Pass {
 			d.Changes = append(d.Changes, metricChanges(k, old, r, opt)...)
 		}
@@ -230,8 +238,11 @@ func verdictRank(r Run) int {
 // it did not (it was not run, not applicable or interrupted: as a new
 // cell that FAILs), when a FAIL became not applicable (no longer
 // checked), or when a FAIL is newly put down to a known upstream issue,
-// which a gate with --accept-known lets pass.
-func verdictChange(k [2]string, old, r Run) []Change {
+// which a gate with --accept-known lets pass. A new run expected to FAIL
+// (a mutant's) that now PASSes or FAILs is judged by its outcome (now):
+// a regression when the mutant survived, none when it was caught, here or
+// by another of its runs.
+func verdictChange(k [2]string, old, r Run, now Outcome) []Change {
 	if old.Verdict == r.Verdict && old.NotApplicable == r.NotApplicable && old.KnownIssue == r.KnownIssue {
 		if r.Verdict == Fail && r.Guarantee != old.Guarantee {
 			// Still failing, on another guarantee: a new failure may hide
@@ -243,6 +254,10 @@ func verdictChange(k [2]string, old, r Run) []Change {
 		return nil
 	}
 	c := Change{Backend: k[0], Scenario: k[1], What: "verdict", Base: verdictText(old), New: verdictText(r)}
+	if now != "" {
+		c.Worse, c.Note = now == Survived, outcomeNote(r, now)
+		return []Change{c}
+	}
 	a, b := verdictRank(old), verdictRank(r)
 	newlyKnown := r.Verdict == Fail && old.Verdict == Fail && r.KnownIssue != "" && r.KnownIssue != old.KnownIssue
 	c.Worse = a >= 0 && b > a || a == 0 && b < 0 ||
@@ -258,6 +273,19 @@ func verdictChange(k [2]string, old, r Run) []Change {
 		c.Note = clipLine(r.Reason, 120)
 	}
 	return []Change{c}
+}
+
+// outcomeNote says what a run expected to FAIL showed (a mutant's).
+func outcomeNote(r Run, o Outcome) string {
+	switch o {
+	case Caught:
+		return "mutant " + r.caughtLine()
+	case NotCaughtHere:
+		return notCaughtHereLine
+	case Survived:
+		return survivedLine
+	}
+	return ""
 }
 
 // verdictText is the verdict as the diff shows it: a NOT RUN that does

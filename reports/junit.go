@@ -72,10 +72,19 @@ func renderJUnit(rep *report) ([]byte, error) {
 		}
 		s := &all.Suites[i]
 		c := junitCase{ClassName: v.Backend, Name: v.Scenario, Time: seconds(v.DurationMS)}
-		switch v.Verdict {
-		case Pass:
+		// A run expected to FAIL (a mutant's) passes when it FAILs, the
+		// mutant caught, and fails when the mutant survived every run.
+		switch {
+		case v.Outcome == Caught:
+			c.SystemOut = v.caughtLine() + "\n" + failDetail(v)
+		case v.Outcome == Survived:
+			c.Failure = &junitMessage{Message: survivedLine, Type: string(Survived), Body: passDetail(v)}
+			s.Failures++
+		case v.Outcome == NotCaughtHere:
+			c.SystemOut = notCaughtHereLine + "\n" + passDetail(v)
+		case v.Verdict == Pass:
 			c.SystemOut = passDetail(v)
-		case Fail:
+		case v.Verdict == Fail:
 			msg := oneLine(v.Reason)
 			if v.KnownIssue != "" {
 				// Named in every report (docs/KNOWN-ISSUES.md): the CI
@@ -85,7 +94,7 @@ func renderJUnit(rep *report) ([]byte, error) {
 			}
 			c.Failure = &junitMessage{Message: msg, Type: v.Guarantee, Body: failDetail(v)}
 			s.Failures++
-		case Interrupted:
+		case v.Verdict == Interrupted:
 			// An interrupted run is no result: an error, not a skip a CI
 			// view would show as fine.
 			c.Error = &junitMessage{Message: fmt.Sprintf("%s: %s", v.Verdict, oneLine(v.Reason)), Type: string(Interrupted)}

@@ -41,9 +41,13 @@ type report struct {
 	// case does (a NOT RUN under --fail-on-not-run is a skipped case).
 	GateFailed string
 	Counts     []verdictCount
-	Backends   []string
-	Scenarios  []string
-	Runs       []*runView
+	// Caught counts the runs whose FAIL was expected (a mutant caught);
+	// Survivors names the subjects that survived (Outcomes).
+	Caught    int
+	Survivors []string
+	Backends  []string
+	Scenarios []string
+	Runs      []*runView
 }
 
 // verdictCount is how many runs ended with a verdict.
@@ -57,6 +61,9 @@ type runView struct {
 	// Index is the run's 1-based position in the summary.
 	Index int
 	Run
+	// Outcome is what a run expected to FAIL showed (Outcomes); "" for
+	// every other run.
+	Outcome Outcome
 	// Measured is computed from history.jsonl; nil without a history.
 	Measured *Metrics
 	Faults   []evidence.Fault
@@ -76,9 +83,16 @@ type link struct {
 func load(dir string, s *Summary, date time.Time) *report {
 	rep := &report{Seed: s.Seed, Command: redactText(s.Command), Date: date.UTC(), Made: made(s)}
 	counts := map[Verdict]int{}
+	outcomes := Outcomes(s.Runs)
 	for i, r := range s.Runs {
-		v := &runView{Index: i + 1, Run: ScrubRun(r)}
+		v := &runView{Index: i + 1, Run: ScrubRun(r), Outcome: outcomes[i]}
 		counts[r.Verdict]++
+		switch {
+		case v.Outcome == Caught:
+			rep.Caught++
+		case v.Outcome == Survived && !slices.Contains(rep.Survivors, v.Backend):
+			rep.Survivors = append(rep.Survivors, v.Backend)
+		}
 		if !slices.Contains(rep.Backends, v.Backend) {
 			rep.Backends = append(rep.Backends, v.Backend)
 		}
@@ -114,6 +128,39 @@ func load(dir string, s *Summary, date time.Time) *report {
 		rep.GateFailed = redactText(g.Headline)
 	}
 	return rep
+}
+
+// failed reports whether the run is a failure: a FAIL that was not
+// expected, or a mutant that survived.
+func (v *runView) failed() bool {
+	return v.Verdict == Fail && v.Outcome != Caught || v.Outcome == Survived
+}
+
+// passed reports whether the run is the outcome wanted: a PASS, or a
+// mutant's FAIL (caught); a survivor's PASS is not.
+func (v *runView) passed() bool {
+	return v.Verdict == Pass && v.Outcome != Survived || v.Outcome == Caught
+}
+
+// Class is the CSS class of the run's outcome: a caught mutant is a pass,
+// a survivor a failure; any other run's is its verdict's.
+func (v *runView) Class() string {
+	switch {
+	case v.failed():
+		return verdictClass(Fail)
+	case v.passed():
+		return verdictClass(Pass)
+	}
+	return verdictClass(v.Verdict)
+}
+
+// Label is the run's verdict as the reports show it: with its outcome
+// when it was expected to FAIL ("FAIL · caught", "PASS · survived").
+func (v *runView) Label() string {
+	if v.Outcome == "" {
+		return string(v.Verdict)
+	}
+	return string(v.Verdict) + " · " + string(v.Outcome)
 }
 
 // readFolder fills the links, metrics and faults from the run's folder.

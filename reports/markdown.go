@@ -45,6 +45,18 @@ func verdictMark(v Verdict) string {
 	return "⚪"
 }
 
+// runMark is the symbol of a run's outcome: a caught mutant's FAIL is the
+// outcome wanted, a survivor's PASS a failure.
+func runMark(v *runView) string {
+	switch {
+	case v.failed():
+		return verdictMark(Fail)
+	case v.passed():
+		return verdictMark(Pass)
+	}
+	return verdictMark(v.Verdict)
+}
+
 // renderMarkdown writes summary.md: in full when it fits a pull-request
 // comment, otherwise at the first level of detail that does, saying so.
 func renderMarkdown(rep *report) ([]byte, error) {
@@ -65,7 +77,11 @@ func markdownAt(rep *report, d mdDetail) string {
 	for _, c := range rep.Counts {
 		counts = append(counts, fmt.Sprintf("%d %s", c.N, c.Verdict))
 	}
-	fmt.Fprintf(&b, "**%s** · seed `%d` · %s\n\n", strings.Join(counts, " · "), rep.Seed, rep.Date.Format("2006-01-02 15:04 MST"))
+	caught := ""
+	if rep.Caught > 0 {
+		caught = fmt.Sprintf(" (%d FAIL expected: mutant%s caught)", rep.Caught, plural(rep.Caught))
+	}
+	fmt.Fprintf(&b, "**%s**%s · seed `%d` · %s\n\n", strings.Join(counts, " · "), caught, rep.Seed, rep.Date.Format("2006-01-02 15:04 MST"))
 	if rep.Command != "" {
 		fmt.Fprintf(&b, "Command: %s\n\n", mdCode(rep.Command))
 	}
@@ -80,27 +96,32 @@ func markdownAt(rep *report, d mdDetail) string {
 		// The cut comes at the end: failures first, so that it takes
 		// NOT RUN rows before any FAIL.
 		rows = slices.Clone(rows)
-		slices.SortStableFunc(rows, func(a, b *runView) int { return cmp.Compare(failFirst(a.Verdict), failFirst(b.Verdict)) })
+		slices.SortStableFunc(rows, func(a, b *runView) int { return cmp.Compare(failFirst(a), failFirst(b)) })
 	}
 	for _, v := range rows {
-		if d >= mdNotPassed && v.Verdict == Pass {
+		if d >= mdNotPassed && v.passed() {
 			passed++
 			continue
 		}
 		p, ok := v.latency("commit")
 		rate, rok := v.conflictRate()
-		verdict := string(v.Verdict)
+		verdict := v.Label()
 		if v.KnownIssue != "" {
 			verdict += " (known issue)"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s %s | %s | %s | %s | %s |\n",
-			mdCell(mdCode(v.Backend)), mdCell(mdText(v.Scenario)), verdictMark(v.Verdict), verdict,
+			mdCell(mdCode(v.Backend)), mdCell(mdText(v.Scenario)), runMark(v), verdict,
 			fmtCount(v.Ops), fmtRate(v.throughput()), fmtMS(p.P99, ok), fmtPct(rate, rok))
 	}
 	if passed > 0 {
-		fmt.Fprintf(&b, "\n%d run%s passed: listed in `index.html`, not here, to fit a pull-request comment.\n", passed, plural(passed))
+		what := "passed"
+		if rep.Caught > 0 {
+			what = "passed or caught their mutant"
+		}
+		fmt.Fprintf(&b, "\n%d run%s %s: listed in `index.html`, not here, to fit a pull-request comment.\n", passed, plural(passed), what)
 	}
 	writeFailures(&b, rep, d)
+	writeCaught(&b, rep, d)
 	writeNotPassed(&b, rep, d)
 	writeServers(&b, rep)
 	for _, v := range rep.Runs {
@@ -116,13 +137,14 @@ func markdownAt(rep *report, d mdDetail) string {
 	return b.String()
 }
 
-// failFirst orders verdicts for a table that may be cut: FAIL, then
+// failFirst orders runs for a table that may be cut: failures (a
+// survivor's PASS among them, not a caught mutant's FAIL), then
 // INTERRUPTED, then the rest.
-func failFirst(v Verdict) int {
-	switch v {
-	case Fail:
+func failFirst(v *runView) int {
+	switch {
+	case v.failed():
 		return 0
-	case Interrupted:
+	case v.Verdict == Interrupted:
 		return 1
 	}
 	return 2
@@ -183,7 +205,7 @@ func writeFailures(b *strings.Builder, rep *report, d mdDetail) {
 	}
 	first := true
 	for _, v := range rep.Runs {
-		if v.Verdict != Fail {
+		if !v.failed() {
 			continue
 		}
 		if first {
@@ -192,6 +214,9 @@ func writeFailures(b *strings.Builder, rep *report, d mdDetail) {
 		}
 		blankLine(b)
 		fmt.Fprintf(b, "#### %d. %s · %s\n\n", v.Index, mdCode(v.Backend), mdText(v.Scenario))
+		if v.Outcome == Survived {
+			b.WriteString("- **Survived:** a deliberately broken store that no scenario caught (this run PASSed)\n")
+		}
 		if v.Guarantee != "" {
 			fmt.Fprintf(b, "- **Broken guarantee:** %s\n", mdText(v.Guarantee))
 		}
@@ -216,6 +241,30 @@ func writeFailures(b *strings.Builder, rep *report, d mdDetail) {
 			b.WriteString("- **Reproduce:**\n\n")
 			b.WriteString(mdFence(v.Reproduce, "sh"))
 		}
+	}
+}
+
+// writeCaught lists the runs whose FAIL was expected: the mutants caught,
+// each on a line, in full detail only; index.html has them all.
+func writeCaught(b *strings.Builder, rep *report, d mdDetail) {
+	if rep.Caught == 0 {
+		return
+	}
+	blankLine(b)
+	b.WriteString("### Mutants caught (FAIL expected)\n\n")
+	if d > mdFull {
+		fmt.Fprintf(b, "%d run%s caught their mutant: listed in `index.html`.\n", rep.Caught, plural(rep.Caught))
+		return
+	}
+	for _, v := range rep.Runs {
+		if v.Outcome != Caught {
+			continue
+		}
+		fmt.Fprintf(b, "- %s %s · %s: %s", runMark(v), mdCode(v.Backend), mdText(v.Scenario), mdText(v.caughtLine()))
+		if n := len(v.MinimalSteps); n > 0 {
+			fmt.Fprintf(b, ", minimal failing sequence %d step%s", n, plural(n))
+		}
+		b.WriteString("\n")
 	}
 }
 

@@ -145,24 +145,27 @@ type junitDoc struct {
 	Errors   int      `xml:"errors,attr"`
 	Skipped  int      `xml:"skipped,attr"`
 	Suites   []struct {
-		Name  string `xml:"name,attr"`
-		Tests int    `xml:"tests,attr"`
-		Cases []struct {
-			ClassName string  `xml:"classname,attr"`
-			Name      string  `xml:"name,attr"`
-			Time      float64 `xml:"time,attr"`
-			Failure   *struct {
-				Message string `xml:"message,attr"`
-				Body    string `xml:",chardata"`
-			} `xml:"failure"`
-			Error *struct {
-				Message string `xml:"message,attr"`
-			} `xml:"error"`
-			Skipped *struct {
-				Message string `xml:"message,attr"`
-			} `xml:"skipped"`
-		} `xml:"testcase"`
+		Name  string         `xml:"name,attr"`
+		Tests int            `xml:"tests,attr"`
+		Cases []junitDocCase `xml:"testcase"`
 	} `xml:"testsuite"`
+}
+
+type junitDocCase struct {
+	ClassName string  `xml:"classname,attr"`
+	Name      string  `xml:"name,attr"`
+	Time      float64 `xml:"time,attr"`
+	Failure   *struct {
+		Message string `xml:"message,attr"`
+		Body    string `xml:",chardata"`
+	} `xml:"failure"`
+	Error *struct {
+		Message string `xml:"message,attr"`
+	} `xml:"error"`
+	Skipped *struct {
+		Message string `xml:"message,attr"`
+	} `xml:"skipped"`
+	SystemOut string `xml:"system-out"`
 }
 
 func TestRenderJUnit(t *testing.T) {

@@ -112,8 +112,13 @@ type Run struct {
 	// Index is the run's position (from 1) in the whole plan, on a shard's
 	// summary and on the merged one; 0 elsewhere (the position is its
 	// place in Runs).
-	Index      int     `json:"index,omitempty"`
-	Verdict    Verdict `json:"verdict"`
+	Index   int     `json:"index,omitempty"`
+	Verdict Verdict `json:"verdict"`
+	// Expect, when FAIL, marks a run of a deliberately broken store (a
+	// mutant of storecheck mutants): its FAIL is the expected outcome,
+	// the mutant caught, and the mutant survived when no run of its
+	// subject FAILed (Outcomes). Absent on every other run.
+	Expect     Verdict `json:"expect,omitempty"`
 	Reason     string  `json:"reason,omitempty"`
 	Seed       uint64  `json:"seed"`
 	Reproduce  string  `json:"reproduce"`
@@ -323,6 +328,9 @@ func ParseSummary(b []byte) (*Summary, error) {
 		}
 		if v := s.Runs[i].Verdict; !v.known() {
 			return nil, fmt.Errorf("run %d: unknown verdict %q", i+1, v)
+		}
+		if x := s.Runs[i].Expect; x != "" && x != Fail {
+			return nil, fmt.Errorf("run %d: expect %q: only %q is an expectation", i+1, x, Fail)
 		}
 	}
 	return &s, nil

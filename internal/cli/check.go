@@ -56,6 +56,10 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 		switch {
 		case lerr == nil:
 			return checkLeases(ctx, e, path, ops, *out, *timeout, time.Since(readStart))
+		case errors.Is(lerr, leases.ErrCut):
+			// A cut history holds only well-formed lines: the operations
+			// it kept would pass.
+			return ExitUsage, usagef("not a whole lease history: %v", lerr)
 		case !errors.Is(lerr, leases.ErrNotLeaseHistory):
 			return ExitUsage, usagef("not a storecheck lease history: %v", lerr)
 		}

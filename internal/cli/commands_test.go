@@ -639,4 +639,20 @@ func TestCheckLeaseHistory(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, "tampered.visualization.html")); err != nil || !bytes.Contains(b, []byte("<html")) {
 		t.Errorf("no visualization of the tampered copy: %v", err)
 	}
+	// Cut at a line ending, the history holds only well-formed lines, and
+	// the operations it kept pass: check refuses it (exit 2), since its
+	// first line says how many were written.
+	whole, err := os.ReadFile(histories[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	cut := filepath.Join(dir, "cut.jsonl")
+	if err := os.WriteFile(cut, bytes.Join(lines[:len(lines)/2], nil), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = run(t, "check", cut)
+	if code != ExitUsage || !strings.Contains(stderr, "not a whole lease history") || !strings.Contains(stderr, "cut or edited") {
+		t.Errorf("check of a lease history cut at a line: exit %d, want 2 saying it was cut\n%s%s", code, stdout, stderr)
+	}
 }

@@ -366,10 +366,16 @@ func TestSurvivorsFailTheReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(junit), `failures="0" errors="0"`) && !strings.Contains(string(junit), "survivors trace-off-by-one") {
+	if strings.Contains(string(junit), `<testsuites name="storecheck" tests="2" failures="0" errors="0"`) && !strings.Contains(string(junit), "survivors trace-off-by-one") {
 		t.Errorf("junit.xml of a failed catalogue reads as passing:\n%s", junit)
 	}
-	caught, err := Select(Subjects(), []string{"read-check-write"})
+	if !strings.Contains(string(junit), `<failure message="survived: no scenario caught this mutant" type="survived">`) {
+		t.Errorf("junit.xml does not fail the survivor's run as survived:\n%s", junit)
+	}
+	// A catalogue that passes: its mutant's runs FAIL, as they must, and
+	// junit.xml, which a CI system shows, has no failing case; it says
+	// what caught the mutant.
+	caught, err := Select(Subjects(), []string{"read-check-write", "memory"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,8 +383,27 @@ func TestSurvivorsFailTheReports(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g := tab.Summary("storecheck mutants").Gate; g == nil || g.ExitCode != reports.ExitPassed || !strings.HasPrefix(g.Headline, "PASS") {
+	sum = tab.Summary("storecheck mutants --only read-check-write,memory")
+	if g := sum.Gate; g == nil || g.ExitCode != reports.ExitPassed || !strings.HasPrefix(g.Headline, "PASS") {
 		t.Errorf("a caught mutant: gate %+v; want exit 0, PASS", g)
+	}
+	for _, r := range sum.Runs {
+		if want := map[string]reports.Verdict{"mutant:read-check-write": reports.Fail}[r.Backend]; r.Expect != want {
+			t.Errorf("%s: expect %q, want %q", r.Backend, r.Expect, want)
+		}
+	}
+	dir = t.TempDir()
+	if err := reports.WriteJSON(filepath.Join(dir, reports.SummaryFile), sum); err != nil {
+		t.Fatal(err)
+	}
+	if err := reports.Render(dir); err != nil {
+		t.Fatal(err)
+	}
+	if junit, err = os.ReadFile(filepath.Join(dir, reports.JUnitFile)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(junit), `<testsuites name="storecheck" tests="2" failures="0" errors="0"`) || !strings.Contains(string(junit), "<system-out>caught: lost update") {
+		t.Errorf("junit.xml of a catalogue that passed has a failing case, or does not say what caught the mutant:\n%s", junit)
 	}
 }
 

@@ -168,10 +168,16 @@ func (t *Table) Gate() *reports.Gate {
 
 // Summary is the table as summary.json: one run per subject × scenario, in
 // the schema `storecheck run` writes, so that later report rendering works,
-// with the catalogue's gate (Gate).
+// with the catalogue's gate (Gate). A mutant's runs expect FAIL: the
+// reports show its FAIL as the mutant caught, and a mutant no run FAILed
+// as a survivor (reports.Outcomes).
 func (t *Table) Summary(command string) *reports.Summary {
 	s := &reports.Summary{Seed: t.Seed, Command: command, Gate: t.Gate()}
 	for _, row := range t.Rows {
+		var expect reports.Verdict
+		if row.Kind == Mutant {
+			expect = reports.Fail
+		}
 		for _, r := range row.Runs {
 			metrics := map[string]float64{}
 			for k, v := range r.Metrics {
@@ -182,7 +188,7 @@ func (t *Table) Summary(command string) *reports.Summary {
 				metrics["ms_to_catch"] = float64(r.TimeToCatch.Milliseconds())
 			}
 			s.Runs = append(s.Runs, reports.Run{
-				Backend: reports.Redact(r.Backend), Scenario: r.Scenario, Verdict: r.Verdict, Reason: r.Reason,
+				Backend: reports.Redact(r.Backend), Scenario: r.Scenario, Verdict: r.Verdict, Expect: expect, Reason: r.Reason,
 				Seed: r.Seed, Reproduce: t.reproduce(r), DurationMS: r.Time.Milliseconds(), Ops: r.Ops,
 				Guarantee: r.Guarantee, Cases: r.Cases, SequenceDigest: r.SequenceDigest, MinimalSteps: r.MinimalSteps, Dir: r.Dir,
 				Metrics: metrics, Options: t.options(row), NotApplicable: r.NotApplicable,

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -152,5 +154,43 @@ func TestReadJSONLRefusesOtherHistories(t *testing.T) {
 	}
 	if ops, err := ReadJSONL(strings.NewReader(good + "\n\n" + good + "\n")); err != nil || len(ops) != 2 {
 		t.Errorf("two operations and a blank line: %d, %v", len(ops), err)
+	}
+}
+
+// TestCutLeaseHistoryIsRefused: a lease history cut at a line ending holds
+// only well-formed lines, and its check would pass the operations it kept;
+// its header says how many were written, so a file holding fewer (or
+// more) is refused. A history without a header (written before it was
+// recorded, or by hand) is read as it is.
+func TestCutLeaseHistoryIsRefused(t *testing.T) {
+	ops := h(claim("w1", "r", 1, 2, 0), requeue(11*sec, "r"), claim("w2", "r", 12*sec, 2, 0), requeue(30*sec, "r"))
+	var buf bytes.Buffer
+	if err := WriteJSONL(&buf, ops); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(buf.String(), "\n")
+	if !strings.HasPrefix(lines[0], `{"lease_history":{"ops":4}}`) {
+		t.Fatalf("the first line states no count: %s", lines[0])
+	}
+	for _, cut := range []string{strings.Join(lines[:3], ""), lines[0], buf.String() + lines[1]} {
+		if _, err := ReadJSONL(strings.NewReader(cut)); !errors.Is(err, ErrCut) || errors.Is(err, ErrNotLeaseHistory) {
+			t.Errorf("ReadJSONL of\n%s: %v; want ErrCut", cut, err)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "history-goroutines.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:3], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadFile(path); !errors.Is(err, ErrCut) || !strings.Contains(err.Error(), "2 operations, but its header says 4 were written") {
+		t.Errorf("LoadFile of a cut lease history: %v; want ErrCut with the counts", err)
+	}
+	old := strings.Join(lines[1:3], "")
+	if back, err := ReadJSONL(strings.NewReader(old)); err != nil || len(back) != 2 {
+		t.Errorf("a history without a header: %d operations, %v; want 2 read as they are", len(back), err)
+	}
+	for _, bad := range []string{`{"lease_history":{"ops":4,"x":1}}`, `{"lease_history":{}} {}`, `{"lease_history":null}`} {
+		if _, err := ReadJSONL(strings.NewReader(bad + "\n" + old)); err == nil || !strings.Contains(err.Error(), "line 1: header") {
+			t.Errorf("header %s: %v; want an error naming the header", bad, err)
+		}
 	}
 }

@@ -110,9 +110,28 @@ func (o Op) String() string {
 // Fenced reports whether the operation needs the lease.
 func (o Op) Fenced() bool { return o.Kind == Renew || o.Kind == Commit || o.Kind == Finish }
 
-// WriteJSONL writes ops as JSON lines.
+// header is the first line WriteJSONL writes, {"lease_history": {"ops": N}}:
+// how many operation lines follow. A file holding another number was cut
+// (at a line ending, where nothing else shows it) or edited. A history
+// without it (written before it was recorded, or by hand) is read as it is.
+type header struct {
+	LeaseHistory *headerFields `json:"lease_history"`
+}
+
+type headerFields struct {
+	Ops int `json:"ops"`
+}
+
+// headerPrefix starts the header line; no operation line starts so.
+var headerPrefix = []byte(`{"lease_history"`)
+
+// WriteJSONL writes ops as JSON lines: the header, then one operation per
+// line.
 func WriteJSONL(w io.Writer, ops []Op) error {
 	enc := json.NewEncoder(w)
+	if err := enc.Encode(header{LeaseHistory: &headerFields{Ops: len(ops)}}); err != nil {
+		return fmt.Errorf("write history header: %w", err)
+	}
 	for _, op := range ops {
 		if err := enc.Encode(op); err != nil {
 			return fmt.Errorf("write history: %w", err)
@@ -125,21 +144,36 @@ func WriteJSONL(w io.Writer, ops []Op) error {
 // lease history: a history of another kind, or no history at all.
 var ErrNotLeaseHistory = errors.New("not a lease history")
 
+// ErrCut marks a lease history holding another number of operations than
+// its header says were written.
+var ErrCut = errors.New("the lease history was cut or edited")
+
 // ReadJSONL reads JSON lines written by WriteJSONL. A line that is not an
 // operation of a lease history (a field Op does not have, a kind or
 // outcome it does not know) is an error naming the line, so that a history
 // of another kind is never read as a lease history; on the first operation
-// line, the error is ErrNotLeaseHistory. Blank lines are skipped.
+// line of a file without a header, the error is ErrNotLeaseHistory. A file
+// whose header states another number of operations than it holds is an
+// ErrCut error. Blank lines are skipped.
 func ReadJSONL(r io.Reader) ([]Op, error) {
 	var ops []Op
+	var head *headerFields
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
 	for line := 1; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+		raw := bytes.TrimSpace(sc.Bytes())
+		if len(raw) == 0 {
 			continue
 		}
-		op, err := decodeOp(sc.Bytes())
-		if err != nil && len(ops) == 0 {
+		if head == nil && len(ops) == 0 && bytes.HasPrefix(raw, headerPrefix) {
+			var err error
+			if head, err = decodeHeader(raw); err != nil {
+				return nil, fmt.Errorf("read history line %d: header: %w", line, err)
+			}
+			continue
+		}
+		op, err := decodeOp(raw)
+		if err != nil && len(ops) == 0 && head == nil {
 			return nil, fmt.Errorf("read history line %d: %w: %w", line, ErrNotLeaseHistory, err)
 		}
 		if err != nil {
@@ -150,7 +184,27 @@ func ReadJSONL(r io.Reader) ([]Op, error) {
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("read history: %w", err)
 	}
+	if head != nil && len(ops) != head.Ops {
+		return nil, fmt.Errorf("%w: %d operations, but its header says %d were written", ErrCut, len(ops), head.Ops)
+	}
 	return ops, nil
+}
+
+// decodeHeader decodes the header line, refusing fields it does not have.
+func decodeHeader(line []byte) (*headerFields, error) {
+	var h header
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil {
+		return nil, err
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("more than one JSON value")
+	}
+	if h.LeaseHistory == nil || h.LeaseHistory.Ops < 0 {
+		return nil, fmt.Errorf("no operation count")
+	}
+	return h.LeaseHistory, nil
 }
 
 // LoadFile reads the lease history at path (ReadJSONL).
