@@ -97,16 +97,10 @@ func faultPhaseUnchecked(out *Result, res *replicalag.Result) {
 	if res.Faults == nil {
 		return
 	}
-	n, failed := injectedFaults(res.Faults.Faults)
-	if n > 0 {
-		return
+	if why := whyNoFault(res.Faults.Faults, "none was planned"); why != "" {
+		out.Verdict = reports.NotRun
+		out.Reason = "the fault phase injected no fault: " + why + "; the lag sweep alone: " + out.Reason
 	}
-	why := "none was planned"
-	if len(failed) > 0 {
-		why = fmt.Sprintf("all %d injections failed (first: %s)", len(failed), flatReason(failed[0]))
-	}
-	out.Verdict = reports.NotRun
-	out.Reason = "the fault phase injected no fault: " + why + "; the lag sweep alone: " + out.Reason
 }
 
 // sweepLine sums a sweep up in one line: what ran (a simulation or real

@@ -435,30 +435,29 @@ func noFaultTookEffect(out *Result, events []evidence.Fault) {
 	if out.Verdict != reports.Pass {
 		return
 	}
-	n, failed := injectedFaults(events)
-	if n > 0 {
+	why := whyNoFault(events, "the traffic ended before the schedule's first fault (give a longer --duration)")
+	if why == "" {
 		return
 	}
-	reason := "no fault was injected: the traffic ended before the schedule's first fault (give a longer --duration)"
-	if len(failed) > 0 {
-		reason = fmt.Sprintf("no fault was injected: all %d injections failed (first: %s)", len(failed), rqOneLine(failed[0]))
-	}
 	out.Verdict = reports.NotRun
-	out.Reason = strings.TrimSuffix(reason+"; "+out.Reason, "; ")
+	out.Reason = strings.TrimSuffix("no fault was injected: "+why+"; "+out.Reason, "; ")
 }
 
-// injectedFaults counts the faults of a timeline that were injected — a
-// fault whose heal then failed was (the heal's own check says so) — and
-// lists the injections that failed, as "fault: error".
-func injectedFaults(events []evidence.Fault) (n int, failed []string) {
+// whyNoFault says why a fault timeline shows no injected fault — every
+// injection failed, or, none tried, none — or "" when one was. A fault
+// whose heal failed was injected (the heal's own check says so).
+func whyNoFault(events []evidence.Fault, none string) string {
+	var failed []string
 	for _, ev := range events {
 		if ev.Error == "" || strings.HasPrefix(ev.Error, chaos.HealFailed) {
-			n++
-			continue
+			return ""
 		}
 		failed = append(failed, ev.Fault+": "+ev.Error)
 	}
-	return n, failed
+	if len(failed) > 0 {
+		return fmt.Sprintf("all %d injections failed (first: %s)", len(failed), rqOneLine(failed[0]))
+	}
+	return none
 }
 
 // faultMetrics adds the fault figures: how many faults, the time to a new
