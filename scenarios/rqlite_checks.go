@@ -131,7 +131,11 @@ func judgeNodes(nodes []nodeTables, acked map[string]int64, idx uint64) (string,
 	}
 	if short != nil {
 		holders := "no node holds every acknowledged version"
-		if len(whole) > 0 {
+		switch len(whole) {
+		case 0:
+		case 1:
+			holders = whole[0] + " holds every acknowledged version"
+		default:
 			holders = strings.Join(whole, ", ") + " hold every acknowledged version"
 		}
 		return GuaranteeDurability, fmt.Errorf("%s: node %s at applied index %d: %w (%s)", GuaranteeDurability, shortID, idx, short, holders)
