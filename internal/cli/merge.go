@@ -64,9 +64,18 @@ func mergeCommand(ctx context.Context, e *env, args []string) (int, error) {
 			// empties a file before it is read.
 			return ExitUsage, usagef("merge never writes over its input: --out %s is the folder of shard %d/%d", o.dir, sh.Shard.K, sh.Shard.N)
 		}
+		if o.dir != "" && within(filepath.Join(o.dir, "runs"), sh.dir) {
+			return ExitUsage, usagef("merge never writes over its input: shard %d/%d is in %s, which the merge empties", sh.Shard.K, sh.Shard.N, filepath.Join(o.dir, "runs"))
+		}
 	}
 	if err := o.resolve(); err != nil {
 		return ExitUsage, err
+	}
+	// As a run does (runner.Execute): the folders of an earlier report in
+	// --out go, so that runs/ holds this summary's runs only (resolve made
+	// sure it holds nothing but run folders).
+	if err := os.RemoveAll(filepath.Join(o.dir, "runs")); err != nil {
+		return ExitUsage, fmt.Errorf("empty %s: %w", filepath.Join(o.dir, "runs"), err)
 	}
 	// A shard's own databases (qualify's default) live in its output
 	// folder; in the merged summary they are written under the merged one,
@@ -214,6 +223,18 @@ func failedOnNotRun(shards []shardSummary) *shardSummary {
 		}
 	}
 	return nil
+}
+
+// within reports whether path is dir or inside it, both made absolute
+// (links are not followed).
+func within(dir, path string) bool {
+	d, err1 := filepath.Abs(dir)
+	p, err2 := filepath.Abs(path)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(d, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // copyTree copies the folder src to dst; it stops, with ctx's error, once

@@ -272,6 +272,34 @@ func TestMergeNeverWritesOverItsInput(t *testing.T) {
 	if err != nil || len(before) == 0 {
 		t.Fatalf("shard 1's history: %d bytes, %v", len(before), err)
 	}
+	// A merge into the folder of an earlier report leaves only its own
+	// runs there, as a run does; one into the runs/ it would empty is
+	// refused.
+	earlier := filepath.Join(dir, "earlier")
+	stale := filepath.Join(earlier, "runs", "07-memory-concurrent")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := run(t, "merge", "--out", earlier, "--quiet", shards[0], shards[1]); code != ExitOK {
+		t.Fatalf("merge into an earlier report's folder: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("an earlier report's run folder is still in the merged one (%v)", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(earlier, "runs")); len(entries) != 2 {
+		t.Errorf("%d run folders in the merged report, want 2", len(entries))
+	}
+	nested := filepath.Join(dir, "outer", "runs", "01-shard")
+	if err := os.CopyFS(nested, os.DirFS(shards[0])); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := run(t, "merge", "--out", filepath.Join(dir, "outer"), "--quiet", nested, shards[1])
+	if code != ExitUsage || !strings.Contains(stderr, "which the merge empties") {
+		t.Errorf("a shard inside the runs/ the merge would empty: exit %d, stderr %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(nested, "summary.json")); err != nil {
+		t.Errorf("the shard inside runs/ was removed: %v", err)
+	}
 	link := filepath.Join(dir, "latest")
 	if err := os.Symlink(shards[0], link); err != nil {
 		t.Fatal(err)
@@ -319,7 +347,7 @@ func TestMergeNeverWritesOverItsInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "deep", "merged")
-	code, _, stderr := run(t, "merge", "--out", out, "--quiet", edited, shards[1])
+	code, _, stderr = run(t, "merge", "--out", out, "--quiet", edited, shards[1])
 	if code != ExitUsage || !strings.Contains(stderr, "is not inside the shard's folder") {
 		t.Errorf("a run folder outside its shard: exit %d, stderr %q; want %d", code, stderr, ExitUsage)
 	}
