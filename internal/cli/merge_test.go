@@ -389,18 +389,25 @@ func TestMergeKeepsTheShardsNotRunRule(t *testing.T) {
 	}
 }
 
-// TestFailedMergeLeavesLatest: a merge that fails after making its folder
-// under storecheck-out/ (a shard's run folder is gone) exits 2 and leaves
-// storecheck-out/latest where it was, at the last complete report — never
-// at a folder without a summary.json.
-func TestFailedMergeLeavesLatest(t *testing.T) {
-	t.Chdir(t.TempDir())
+// qualifyTwoShards writes the two shards of a small qualify plan into s1
+// and s2 of the working folder.
+func qualifyTwoShards(t *testing.T) {
+	t.Helper()
 	for k := 1; k <= 2; k++ {
 		if code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,concurrent", "--checks", "3", "--ops", "100",
 			"--seed", "4", "--shard", fmt.Sprintf("%d/2", k), "--out", fmt.Sprintf("s%d", k), "--quiet"); code != ExitOK {
 			t.Fatalf("shard %d: exit %d: %s", k, code, stderr)
 		}
 	}
+}
+
+// TestFailedMergeLeavesLatest: a merge that fails after making its folder
+// under storecheck-out/ (a shard's run folder is gone) exits 2 and leaves
+// storecheck-out/latest where it was, at the last complete report — never
+// at a folder without a summary.json.
+func TestFailedMergeLeavesLatest(t *testing.T) {
+	t.Chdir(t.TempDir())
+	qualifyTwoShards(t)
 	if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--quiet"); code != ExitOK {
 		t.Fatalf("run: exit %d: %s", code, stderr)
 	}
@@ -429,12 +436,7 @@ func TestFailedMergeLeavesLatest(t *testing.T) {
 // merge is done and exiting 0.
 func TestInterruptedMergeExits130(t *testing.T) {
 	t.Chdir(t.TempDir())
-	for k := 1; k <= 2; k++ {
-		if code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,concurrent", "--checks", "3", "--ops", "100",
-			"--seed", "4", "--shard", fmt.Sprintf("%d/2", k), "--out", fmt.Sprintf("s%d", k), "--quiet"); code != ExitOK {
-			t.Fatalf("shard %d: exit %d: %s", k, code, stderr)
-		}
-	}
+	qualifyTwoShards(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	var stdout, stderr bytes.Buffer
