@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"math/rand/v2"
 	"time"
 
@@ -216,10 +217,16 @@ func (w *worker) remember(exec, event string) {
 }
 
 // eventID picks an event to deliver or probe: a fresh one, or one this
-// client committed before (a re-delivery).
+// client committed before (a re-delivery), or now and then that one's id
+// in upper case — another event, since ids are compared exactly: a store
+// whose ledger ignores case would call it processed.
 func (w *worker) eventID(exec string) string {
 	if ev := w.events[exec]; len(ev) > 0 && w.rng.IntN(3) == 0 {
-		return ev[w.rng.IntN(len(ev))]
+		id := ev[w.rng.IntN(len(ev))]
+		if w.rng.IntN(4) == 0 {
+			return strings.ToUpper(id)
+		}
+		return id
 	}
 	return w.token() + "/p"
 }
