@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/storecheck/storecheck/linearizability"
