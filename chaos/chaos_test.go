@@ -199,8 +199,29 @@ func TestCancelHealsAtOnce(t *testing.T) {
 	if b := c.broken(); len(b) > 0 {
 		t.Errorf("left broken: %v", b)
 	}
-	if evs := tl.Faults(); len(evs) != 1 || evs[0].EndNS < evs[0].StartNS || evs[0].Error == "" {
-		t.Errorf("events %+v", evs)
+	if evs := tl.Faults(); len(evs) != 1 || evs[0].EndNS < evs[0].StartNS || evs[0].Error == "" || evs[0].NotInjected {
+		t.Errorf("events %+v; want one injected fault whose heal failed", evs)
+	}
+}
+
+// A fault whose injection fails is marked as not injected in the
+// timeline, so that a run can tell it went on without it.
+func TestScheduleMarksFailedInjections(t *testing.T) {
+	c := newFake()
+	c.nodes = []string{"n1"} // no follower to pick
+	tl, _ := evidence.Folder{}.Timeline()
+	s := Schedule{Faults: []Fault{KillFollower}, Interval: time.Millisecond, Duration: time.Millisecond, Seed: 1, Max: 2}
+	if err := s.Run(context.Background(), c, clock(), tl, Hooks{}); err == nil {
+		t.Error("the failed injections were not reported")
+	}
+	evs := tl.Faults()
+	if len(evs) != 2 {
+		t.Fatalf("events %+v, want 2", evs)
+	}
+	for _, ev := range evs {
+		if !ev.NotInjected || ev.Error == "" {
+			t.Errorf("event %+v: want not injected, with the error", ev)
+		}
 	}
 }
 
@@ -268,8 +289,11 @@ func TestPlan(t *testing.T) {
 		t.Fatalf("timeline: %+v", faults)
 	}
 	for _, f := range faults {
-		if f.Fault == "stop-process" && (f.EndNS <= f.StartNS || f.Target != "pid 42") {
+		if f.Fault == "stop-process" && (f.EndNS <= f.StartNS || f.Target != "pid 42" || f.NotInjected) {
 			t.Errorf("fault %+v", f)
+		}
+		if f.Fault == "kill-process" && !f.NotInjected {
+			t.Errorf("the step that could not act is not marked as not injected: %+v", f)
 		}
 	}
 	if plan.End() != 30*time.Millisecond {

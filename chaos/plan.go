@@ -89,7 +89,7 @@ func (s Step) run(ctx context.Context, start time.Time, rng *rand.Rand, now func
 	ev.Target, ev.Detail, ev.Metrics = inj.Target, inj.Detail, inj.Metrics
 	var errs []error
 	if err != nil {
-		ev.Error = err.Error()
+		ev.Error, ev.NotInjected = err.Error(), true
 		errs = append(errs, fmt.Errorf("inject %s: %w", s.Fault.Name(), err))
 	} else {
 		s.hold(ctx)

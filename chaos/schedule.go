@@ -26,10 +26,6 @@ type Schedule struct {
 	Max int
 }
 
-// HealFailed starts what a fault's timeline entry (evidence.Fault.Error)
-// says of a heal that failed; an entry that starts so was injected.
-const HealFailed = "heal: "
-
 // healTimeout and injectTimeout bound one heal and one injection, which
 // run to their end even after the schedule's context has ended.
 const (
@@ -82,7 +78,7 @@ func (s Schedule) Run(ctx context.Context, c Cluster, now func() int64, tl *evid
 		inj, err := inject(ctx, f, c, rng)
 		ev.Target, ev.Detail, ev.Metrics = inj.Target, inj.Detail, inj.Metrics
 		if err != nil {
-			ev.Error = err.Error()
+			ev.Error, ev.NotInjected = err.Error(), true
 			errs = append(errs, fmt.Errorf("inject %s: %w", f.Name(), err))
 		} else if hooks.Injected != nil {
 			hooks.Injected(f.Name(), inj.Target)
@@ -92,7 +88,7 @@ func (s Schedule) Run(ctx context.Context, c Cluster, now func() int64, tl *evid
 		}
 		if inj.Heal != nil {
 			if herr := heal(ctx, inj.Heal); herr != nil {
-				ev.Error = joinText(ev.Error, HealFailed+herr.Error())
+				ev.Error = joinText(ev.Error, "heal: "+herr.Error())
 				errs = append(errs, fmt.Errorf("heal %s of %s: %w", f.Name(), inj.Target, herr))
 				unhealed = append(unhealed, inj.Heal)
 			}

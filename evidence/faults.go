@@ -35,6 +35,10 @@ type Fault struct {
 	Detail string `json:"detail,omitempty"`
 	// Error says what went wrong injecting or healing it, if anything.
 	Error string `json:"error,omitempty"`
+	// NotInjected is set when the injection reported an error: the run
+	// cannot count on this fault having happened (a heal that failed
+	// after an injection that worked leaves it unset).
+	NotInjected bool `json:"not_injected,omitempty"`
 	// Metrics are figures the fault measured ("new_leader_ms").
 	Metrics map[string]float64 `json:"metrics,omitempty"`
 }

@@ -172,7 +172,7 @@ func mustTarget(t *testing.T, url string) Target {
 // fault phase is left as it is.
 func TestFaultPhaseUnchecked(t *testing.T) {
 	stalled := evidence.Fault{Fault: "stall-replica"}
-	refused := evidence.Fault{Fault: "kill-replica", Error: "no such process"}
+	refused := evidence.Fault{Fault: "kill-replica", Error: "no such process", NotInjected: true}
 	for _, tc := range []struct {
 		name   string
 		faults *replicalag.LevelResult

@@ -13,7 +13,6 @@ import (
 	"github.com/storecheck/storecheck/backends/rqlite"
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/backends/rqlite/raftlog"
-	"github.com/storecheck/storecheck/chaos"
 	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
@@ -453,7 +452,7 @@ func noFaultTookEffect(out *Result, events []evidence.Fault) {
 func whyNoFault(events []evidence.Fault, none string) string {
 	var failed []string
 	for _, ev := range events {
-		if ev.Error == "" || strings.HasPrefix(ev.Error, chaos.HealFailed) {
+		if !ev.NotInjected {
 			return ""
 		}
 		failed = append(failed, ev.Fault+": "+ev.Error)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/backends/rqlite/raftlog"
-	"github.com/storecheck/storecheck/chaos"
 	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/internal/knownissues"
 	"github.com/storecheck/storecheck/model"
@@ -272,8 +271,8 @@ func TestAfterHealApply(t *testing.T) {
 // whose heal failed was injected; a FAIL stays a FAIL.
 func TestNoFaultTookEffect(t *testing.T) {
 	injected := evidence.Fault{Fault: "kill-leader"}
-	refused := evidence.Fault{Fault: "isolate-leader", Error: "iptables -A …: exit status 4"}
-	healFailed := evidence.Fault{Fault: "kill-leader", Error: chaos.HealFailed + "restart n1: no such file"}
+	refused := evidence.Fault{Fault: "isolate-leader", Error: "iptables -A …: exit status 4", NotInjected: true}
+	healFailed := evidence.Fault{Fault: "kill-leader", Error: "heal: restart n1: no such file"}
 	for _, tc := range []struct {
 		name    string
 		verdict reports.Verdict
