@@ -49,7 +49,7 @@ func rqliteScenarios() []Scenario {
 				return chaos.Schedule{Faults: faults, InOrder: true, Interval: 2 * time.Second, Duration: 2 * time.Second, Jitter: 0.2}
 			}),
 		faultScenario("mixed-faults", "one seeded schedule of mixed faults — a follower or the leader SIGKILLed (docker kill) and restarted, a follower frozen, the leader asked to step down, "+
-			"and, where the run can set iptables rules (a process cluster, as root), a node whose links to the others lose "+lossPercent+" of their packets — under the concurrent workload",
+			"and, where the run can set iptables rules (a process cluster, as root), a node whose links to the others lose "+fmt.Sprintf("%.0f%%", mixedLoss*100)+" of their packets — under the concurrent workload",
 			func(c cluster.Cluster, _ *workload.Config) chaos.Schedule {
 				faults := []chaos.Fault{chaos.KillFollower, chaos.KillLeader, chaos.StallFollower, chaos.StepDown}
 				if (cluster.Control{Cluster: c}).PacketLossAvailable() == nil {
@@ -117,11 +117,8 @@ func killDuringInstallScenario() Scenario {
 }
 
 // mixedLoss is the fraction of packets a node's links lose in
-// mixed-faults' packet-loss faults; lossPercent says it in words.
-const (
-	mixedLoss   = 0.5
-	lossPercent = "50%"
-)
+// mixed-faults' packet-loss faults.
+const mixedLoss = 0.5
 
 // snapshotFlags make an rqlite leader snapshot every 50 log entries,
 // checked every second.

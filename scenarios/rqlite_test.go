@@ -463,7 +463,7 @@ func TestPacketLossOnCluster(t *testing.T) {
 		t.Fatalf("%d faults in 16 s, want at least 2: %+v", len(faults), faults)
 	}
 	for _, f := range faults {
-		if f.Fault != "packet-loss" || f.Error != "" || !strings.Contains(f.Detail, lossPercent+" of its packets") {
+		if f.Fault != "packet-loss" || f.Error != "" || !strings.Contains(f.Detail, fmt.Sprintf("%.0f%% of its packets", mixedLoss*100)) {
 			t.Errorf("fault %+v", f)
 		}
 	}
