@@ -66,6 +66,9 @@ func (s *Summary) Overall() Verdict {
 type Gate struct {
 	ExitCode int    `json:"exit_code"`
 	Headline string `json:"headline"`
+	// FailsOnNotRun: the gate was worked out under a rule by which a NOT
+	// RUN run fails it (--fail-on-not-run, or run's and replay's).
+	FailsOnNotRun bool `json:"fails_on_not_run,omitempty"`
 }
 
 // The exit codes of a gate.
@@ -143,7 +146,7 @@ func gateOf(s *Summary, code int, notRunRule string, acceptKnown bool) *Gate {
 	if notRun > 0 && failOnNotRun {
 		why = append(why, fmt.Sprintf("%d NOT RUN %s", notRun, notRunRule))
 	}
-	g := &Gate{ExitCode: code, Headline: "PASS"}
+	g := &Gate{ExitCode: code, Headline: "PASS", FailsOnNotRun: failOnNotRun}
 	if code == 0 && len(s.Runs) == 0 {
 		// Nothing passed: a shard the plan's runs do not reach is not a
 		// failure, but not a pass either.

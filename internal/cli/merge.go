@@ -212,13 +212,11 @@ func mergeShards(shards []shardSummary) (*reports.Summary, error) {
 	return out, nil
 }
 
-// failedOnNotRun is the first shard whose gate failed on a NOT RUN under
-// a rule that fails one (its headline names the rule: Decide), or nil.
+// failedOnNotRun is the first shard whose gate, worked out under a rule
+// that fails a NOT RUN, failed while it held one, or nil.
 func failedOnNotRun(shards []shardSummary) *shardSummary {
 	for i, sh := range shards {
-		g := sh.Gate
-		if g != nil && g.ExitCode != reports.ExitPassed &&
-			(strings.Contains(g.Headline, reports.NotRunFailsUnderFlag) || strings.Contains(g.Headline, reports.NotRunFailsRun)) {
+		if g := sh.Gate; g != nil && g.FailsOnNotRun && g.ExitCode != reports.ExitPassed && sh.CouldNotRun() != nil {
 			return &shards[i]
 		}
 	}
