@@ -35,7 +35,8 @@ func Scrub(text string, rawURLs ...string) string {
 
 // ScrubRun is r with every text a report or the terminal shows scrubbed
 // of rawURLs' secrets (Scrub): the run's own backend URL as given, before
-// the runner redacted it.
+// the runner redacted it. The backend itself is only redacted, never
+// scrubbed by value, so the run keeps the name progress knows it by.
 func ScrubRun(r Run, rawURLs ...string) Run {
 	scrub := func(s string) string { return Scrub(s, rawURLs...) }
 	r.Backend = redactText(Redact(r.Backend)) // as given to Redact: its secrets are gone

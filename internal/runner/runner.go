@@ -511,9 +511,7 @@ func (x *execution) run(ctx context.Context, i int) {
 	// A reason may quote the URL as given (an adapter's command line, an
 	// error naming a parameter): no secret of it goes further. The backend
 	// stays as runOne showed it (redacted): progress knows the run by it.
-	shown := r.Backend
 	r = reports.ScrubRun(r, e.Backend)
-	r.Backend = shown
 	if x.plan.Shard != nil {
 		r.Index = n
 	}
