@@ -28,11 +28,7 @@ func Redact(raw string) string {
 	pairs := strings.Split(query, "&")
 	for i, pair := range pairs {
 		k, v, _ := strings.Cut(pair, "=")
-		key, err := url.QueryUnescape(k)
-		if err != nil {
-			key = k
-		}
-		if isSecret(key) {
+		if isSecret(unescaped(k)) {
 			pairs[i] = k + "=REDACTED"
 			continue
 		}
@@ -55,21 +51,39 @@ func isSecret(key string) bool {
 	return false
 }
 
+// unescaped is s query-unescaped, or s as written when it does not
+// unescape.
+func unescaped(s string) string {
+	if u, err := url.QueryUnescape(s); err == nil {
+		return u
+	}
+	return s
+}
+
 // redactUserInfo hides the user info of "//user:pass@host…" or
 // "scheme://user:pass@host…".
 func redactUserInfo(s string) string {
+	from, to, ok := userInfoSpan(s)
+	if !ok {
+		return s
+	}
+	return s[:from] + "REDACTED" + s[to:]
+}
+
+// userInfoSpan finds the user info of "//user:pass@host…" in s: it is
+// s[from:to], the "@" at to; ok is false when there is none.
+func userInfoSpan(s string) (from, to int, ok bool) {
 	start := strings.Index(s, "//")
 	if start < 0 {
-		return s
+		return 0, 0, false
 	}
 	host := s[start+2:]
-	end := strings.IndexAny(host, "/?#")
-	if end < 0 {
-		end = len(host)
+	if end := strings.IndexAny(host, "/?#"); end >= 0 {
+		host = host[:end]
 	}
-	at := strings.LastIndex(host[:end], "@")
+	at := strings.LastIndex(host, "@")
 	if at < 0 {
-		return s
+		return 0, 0, false
 	}
-	return s[:start+2] + "REDACTED@" + host[at+1:]
+	return start + 2, start + 2 + at, true
 }

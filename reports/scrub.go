@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"net/url"
 	"slices"
 	"strings"
 )
@@ -72,17 +71,10 @@ func secretsOf(raw string) []secret {
 	if query != "" {
 		for pair := range strings.SplitSeq(query, "&") {
 			k, v, _ := strings.Cut(pair, "=")
-			key, err := url.QueryUnescape(k)
-			if err != nil {
-				key = k
-			}
-			val, err := url.QueryUnescape(v)
-			if err != nil {
-				val = v
-			}
+			val := unescaped(v)
 			switch {
 			case v == "":
-			case isSecret(key):
+			case isSecret(unescaped(k)):
 				out = append(out, secret{k, v}, secret{k, val})
 			case strings.Contains(val, "@"):
 				out = append(out, userInfoSecrets(val)...)
@@ -96,19 +88,11 @@ func secretsOf(raw string) []secret {
 // userInfoSecrets lists the user info of "…//user:pass@host…" and its
 // password (redactUserInfo hides both).
 func userInfoSecrets(s string) []secret {
-	start := strings.Index(s, "//")
-	if start < 0 {
+	from, to, ok := userInfoSpan(s)
+	if !ok || to == from {
 		return nil
 	}
-	host := s[start+2:]
-	if end := strings.IndexAny(host, "/?#"); end >= 0 {
-		host = host[:end]
-	}
-	at := strings.LastIndex(host, "@")
-	if at <= 0 {
-		return nil
-	}
-	info := host[:at]
+	info := s[from:to]
 	out := []secret{{"", info}}
 	if _, pass, ok := strings.Cut(info, ":"); ok && pass != "" {
 		out = append(out, secret{"", pass})
