@@ -30,12 +30,7 @@ func TestCompareSummaries(t *testing.T) {
 		// libsql's cell is gone
 	}}
 	d := CompareSummaries(base, next, "/b", "/n", DefaultDiffOptions())
-	var md strings.Builder
-	if err := d.WriteMarkdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	got := md.String()
-	t.Log(got)
+	got := markdownOf(t, d)
 	for _, want := range []string{
 		"| ❌ | `sqlite:{dir}/sqlite.db` | concurrent | verdict | PASS | FAIL |",
 		"| ❌ | `memory:` | concurrent | throughput | 1e+03 ops/s | 300 ops/s | -70% |",
@@ -185,12 +180,7 @@ func TestDiffSeesWhatAGateMustNotMiss(t *testing.T) {
 		run("twice", Pass), otherSeed, otherOptions, run("new", Fail),
 	}}
 	d := CompareSummaries(base, next, "", "", DefaultDiffOptions())
-	var md strings.Builder
-	if err := d.WriteMarkdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	got := md.String()
-	t.Log(got)
+	got := markdownOf(t, d)
 	for _, want := range []string{
 		"| ❌ | `memory:` | dropped | verdict | FAIL | absent | the new summary has no such run: the failure is no longer checked |",
 		"| ❌ | `memory:` | na | verdict | FAIL | not applicable |",
@@ -228,4 +218,15 @@ func TestDiffSeesWhatAGateMustNotMiss(t *testing.T) {
 	if len(fixed.Changes) != 1 || fixed.Regressions() != 0 {
 		t.Errorf("a FAIL no longer put down to a known issue is shown, not a regression: %+v", fixed.Changes)
 	}
+}
+
+// markdownOf is d as Markdown, logged.
+func markdownOf(t *testing.T, d *Diff) string {
+	t.Helper()
+	var md strings.Builder
+	if err := d.WriteMarkdown(&md); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(md.String())
+	return md.String()
 }
