@@ -28,6 +28,13 @@ var (
 	// KillFollower SIGKILLs (docker kills) a follower and heals by starting
 	// it again on its data: it must catch up on what it missed.
 	KillFollower Fault = onCluster{killFollower{}}
+	// PauseLeader freezes the leader (SIGSTOP, docker pause) for the
+	// schedule's window and heals by thawing it. A window shorter than the
+	// leader's lease (rqlite's default is 500 ms), as a garbage collector's
+	// pause or a stolen CPU makes, ends with no election: the same leader
+	// wakes to what the others sent it while it slept, some of it from
+	// senders that have given up waiting.
+	PauseLeader Fault = onCluster{pauseLeader{}}
 )
 
 // Restart stops one node gracefully and heals by starting it again; a
@@ -36,7 +43,7 @@ type Restart struct{ Node string }
 
 // All lists the faults that pick their own target.
 func All() []Fault {
-	return []Fault{KillLeader, KillFollower, StallFollower, IsolateLeader, IsolateFollower, StepDown, StallLeader{}}
+	return []Fault{KillLeader, KillFollower, StallFollower, IsolateLeader, IsolateFollower, StepDown, StallLeader{}, PauseLeader}
 }
 
 type killFollower struct{}
@@ -95,16 +102,37 @@ func (stallFollower) injectOn(ctx context.Context, c Cluster, rng *rand.Rand) (I
 	if err != nil {
 		return Injection{}, err
 	}
-	heal := func(ctx context.Context) error {
+	heal := thawHeal(c, id)
+	if err := c.Pause(ctx, id); err != nil {
+		return Injection{Target: id, Heal: heal}, err
+	}
+	return Injection{Target: id, Detail: "follower " + id + " frozen", Heal: heal}, nil
+}
+
+// thawHeal thaws id and waits for the whole cluster to serve.
+func thawHeal(c Cluster, id string) func(context.Context) error {
+	return func(ctx context.Context) error {
 		if err := c.Resume(ctx, id); err != nil {
 			return fmt.Errorf("resume %s: %w", id, err)
 		}
 		return c.WaitHealthy(ctx, healthyWait)
 	}
-	if err := c.Pause(ctx, id); err != nil {
-		return Injection{Target: id, Heal: heal}, err
+}
+
+type pauseLeader struct{}
+
+func (pauseLeader) Name() string                { return "pause-leader" }
+func (pauseLeader) availableOn(c Cluster) error { return multiNode(c) }
+func (pauseLeader) injectOn(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
+	leader, err := c.Leader(ctx)
+	if err != nil {
+		return Injection{}, err
 	}
-	return Injection{Target: id, Detail: "follower " + id + " frozen", Heal: heal}, nil
+	heal := thawHeal(c, leader)
+	if err := c.Pause(ctx, leader); err != nil {
+		return Injection{Target: leader, Heal: heal}, err
+	}
+	return Injection{Target: leader, Detail: "leader " + leader + " frozen", Heal: heal}, nil
 }
 
 type isolate struct{ leader bool }

@@ -72,6 +72,7 @@ func rqliteScenarios() []Scenario {
 		killDuringInstallScenario(),
 		followerReadScenario(),
 		leaderStallScenario(),
+		leaderPauseScenario(),
 	}
 }
 

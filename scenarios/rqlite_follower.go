@@ -12,6 +12,7 @@ import (
 	"github.com/storecheck/storecheck/backends/rqlite/managed"
 	"github.com/storecheck/storecheck/chaos"
 	"github.com/storecheck/storecheck/linearizability"
+	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/workload"
 )
@@ -50,6 +51,12 @@ type readHazard struct {
 	where string
 	// duration is the traffic's length when --duration is not given.
 	duration time.Duration
+	// store, when set, takes the traffic instead of the split store (and
+	// is closed with it): leader-pause sends every call through one node.
+	store model.Store
+	// after, when set, runs once the traffic has ended, while the nodes
+	// still run: it may keep evidence and add to the result.
+	after func(ctx context.Context, out *Result)
 }
 
 func runFollowerRead(ctx context.Context, t Target, p Params) Result {
@@ -133,6 +140,106 @@ func runLeaderStall(ctx context.Context, t Target, p Params) Result {
 	})
 }
 
+// leaderPauseScenario opens the window of a forwarded request given up on:
+// every call goes through one follower, which forwards it to the leader
+// with rqlite's timeout= of leaderPauseTimeout, while the leader is frozen
+// for leaderPauseHold at a time, shorter than its lease, so that it wakes
+// still leading. The follower gives up on the calls it forwarded in the
+// meantime, and the leader applies them when it wakes: the follower must
+// answer such a call as failed with its outcome unknown, and never send it
+// again. rqlite 8.16 and 8.17 sent it again, up to eight times
+// (rqlite#1628): a write applied twice, whose later copies lose the CAS
+// the first won, so the client is told of a conflict for a write that was
+// applied, which the checker reports.
+func leaderPauseScenario() Scenario {
+	return Scenario{
+		Name: "leader-pause",
+		Summary: "every call goes through one follower, which forwards it to the leader with rqlite's timeout=" + leaderPauseTimeout.String() +
+			", while the leader is frozen (SIGSTOP, docker pause) for " + leaderPauseHold.String() + " at a time, within its lease: the calls the follower gives up on " +
+			"are applied when the leader wakes, and must be reported failed with their outcome unknown, never sent again (rqlite#1628: 8.16–8.17 applied them twice)",
+		Needs: clusterNeeds(),
+		Run:   runLeaderPause,
+	}
+}
+
+// leaderPauseHold is how long the leader is frozen each time: shorter than
+// rqlite's default leader lease (500 ms; a pause of 640 ms made it step
+// down), so no election follows, and three of the follower's timeouts long.
+const leaderPauseHold = 300 * time.Millisecond
+
+// leaderPauseTimeout is the timeout= the follower is given for each call.
+const leaderPauseTimeout = 100 * time.Millisecond
+
+func runLeaderPause(ctx context.Context, t Target, p Params) Result {
+	return runReadHazard(ctx, t, p, "leader-pause", func(ctx context.Context, ctl cluster.Control, _ rqlite.Level, split *managed.SplitStore) (readHazard, error) {
+		follower, err := pickFollower(ctx, ctl, p.Seed)
+		if err != nil {
+			return readHazard{}, fmt.Errorf("no follower to send the calls through: %w", err)
+		}
+		through, err := split.Writer.ForwardingView(follower, leaderPauseTimeout)
+		if err != nil {
+			return readHazard{}, err
+		}
+		return readHazard{
+			sched:    chaos.Schedule{Faults: []chaos.Fault{chaos.PauseLeader}, Interval: time.Second, Duration: leaderPauseHold, Jitter: 0.2, Seed: p.Seed},
+			where:    "calls through follower " + follower + " (timeout=" + leaderPauseTimeout.String() + ")",
+			duration: DefaultFaultDuration,
+			store:    through,
+			after:    func(ctx context.Context, out *Result) { keepForwardStats(ctx, p, ctl, follower, out) },
+		}, nil
+	})
+}
+
+// forwardEvidence is the file of a leader-pause run that says what the
+// node the calls went through did with the requests it forwarded; a line
+// starting with cluster.ResentSignature is written only when it sent one
+// again.
+const forwardEvidence = "forwarding.txt"
+
+// keepForwardStats reads what node id says of the writes it forwarded,
+// keeps it as forwardEvidence, adds it to out's metrics, and, on a FAIL,
+// to its reason: a write sent twice explains a conflict reported for a
+// write that was applied.
+func keepForwardStats(ctx context.Context, p Params, ctl cluster.Control, id string, out *Result) {
+	var addr string
+	for _, n := range ctl.Nodes() {
+		if n.ID == id {
+			addr = n.HTTPAddr
+		}
+	}
+	st, err := cluster.GetForwardStats(ctx, addr)
+	if err != nil {
+		keep(p, forwardEvidence, []byte(fmt.Sprintf("%s: counters not read: %v\n", id, err)))
+		return
+	}
+	newConns := "no such counter (rqlite 8: a failed attempt of a write not given up on was followed by another)"
+	if st.NewConnections >= 0 {
+		newConns = fmt.Sprintf("%d (num_client_force_new_conn: writes and reads)", st.NewConnections)
+	}
+	lines := []string{
+		fmt.Sprintf("node %s took every call, with rqlite's timeout=%s, and forwarded the writes to the leader (its /debug/vars at the end of the traffic)", id, leaderPauseTimeout),
+		fmt.Sprintf("forwarded writes answered: %d (remote_executions); given up on: %d (remote_executions_failed)", st.Forwarded, st.GivenUp),
+		fmt.Sprintf("failed attempts of forwarded writes: %d (num_client_execute_retries)", st.FailedAttempts),
+		"requests sent once more on a new connection: " + newConns,
+	}
+	resent := st.Resent()
+	if resent > 0 {
+		lines = append(lines, fmt.Sprintf("%s%d: each may be applied twice", cluster.ResentSignature, resent))
+	} else {
+		lines = append(lines, "no forwarded request was sent again")
+	}
+	keepLines(p, forwardEvidence, lines)
+	if out.Metrics == nil {
+		out.Metrics = map[string]float64{}
+	}
+	out.Metrics["forwarded_writes"] = float64(st.Forwarded)
+	out.Metrics["forwarded_given_up"] = float64(st.GivenUp)
+	out.Metrics["forwarded_resent"] = float64(resent)
+	if out.Verdict == reports.Fail && resent > 0 {
+		out.Reason += fmt.Sprintf("; %s sent %d forwarded requests to the leader again after a failed attempt (%s)", id, resent, forwardEvidence)
+	}
+}
+
 // runReadHazard runs a read-level scenario: the concurrent workload with
 // every read at the URL's level from the node setup routes it to, while
 // setup's schedule breaks the cluster; then the checks after the heal.
@@ -157,6 +264,11 @@ func runReadHazard(ctx context.Context, t Target, p Params, name string,
 	hz, err := setup(ctx, ctl, rs.Level(), split)
 	if err != nil {
 		return *rqNotRun(ctx, "%v", err)
+	}
+	var traffic model.Store = split
+	if hz.store != nil {
+		traffic = hz.store
+		defer hz.store.Close()
 	}
 	if err := hz.sched.Available(ctl); err != nil {
 		return *rqNotRun(ctx, "on this %s cluster: %v", cl.Kind(), err)
@@ -188,7 +300,7 @@ func runReadHazard(ctx context.Context, t Target, p Params, name string,
 	if p.Duration == 0 {
 		wcfg.Duration = hz.duration
 	}
-	res, err := workload.Run(ctx, split, wcfg)
+	res, err := workload.Run(ctx, traffic, wcfg)
 	defer saveServerLogs(p, cl)
 	if err != nil {
 		if errors.Is(err, context.Canceled) {
@@ -198,6 +310,9 @@ func runReadHazard(ctx context.Context, t Target, p Params, name string,
 	}
 	out := historyResult(res)
 	notRecovered(&out, res)
+	if hz.after != nil {
+		hz.after(ctx, &out)
+	}
 	events := tl.Faults()
 	faultMetrics(out.Metrics, res, events)
 	// The checks after the heal run whatever the history's verdict: a

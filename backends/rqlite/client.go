@@ -51,6 +51,9 @@ func NewClient(opt Options) (*Client, error) {
 	base := http.DefaultTransport.(*http.Transport).Clone()
 	base.MaxIdleConnsPerHost = 64
 	tr := &traceTransport{base: base, user: os.Getenv(EnvUsername), password: os.Getenv(EnvPassword)}
+	if opt.ServerTimeout > 0 {
+		tr.serverTimeout = opt.ServerTimeout.String()
+	}
 	return &Client{
 		nodes:   append([]string(nil), opt.Nodes...),
 		timeout: opt.RequestTimeout,
@@ -120,16 +123,28 @@ type attempt struct {
 type attemptKey struct{}
 
 // traceTransport records, for a request whose context carries an
-// *attempt, the response status; and sets the credentials, if any.
+// *attempt, the response status; and sets the credentials and rqlite's
+// timeout= parameter, if any (gorqlite sends neither).
 type traceTransport struct {
 	base           http.RoundTripper
 	user, password string
+	serverTimeout  string // rqlite's timeout= (Options.ServerTimeout), or ""
 }
 
 func (t *traceTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if t.user != "" {
+	if t.user != "" || t.serverTimeout != "" {
 		req = req.Clone(req.Context())
+	}
+	if t.user != "" {
 		req.SetBasicAuth(t.user, t.password)
+	}
+	if t.serverTimeout != "" {
+		// Appended, not re-encoded: gorqlite's keys without a value
+		// (?transaction) stay as they are.
+		if req.URL.RawQuery != "" {
+			req.URL.RawQuery += "&"
+		}
+		req.URL.RawQuery += "timeout=" + url.QueryEscape(t.serverTimeout)
 	}
 	resp, err := t.base.RoundTrip(req)
 	if a, ok := req.Context().Value(attemptKey{}).(*attempt); ok && resp != nil {

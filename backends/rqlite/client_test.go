@@ -223,3 +223,43 @@ func TestParseURL(t *testing.T) {
 		}
 	}
 }
+
+// TestServerTimeoutIsSent: with ServerTimeout set, every request carries
+// rqlite's own timeout= beside gorqlite's parameters (the write keeps its
+// ?transaction); without it, none does.
+func TestServerTimeoutIsSent(t *testing.T) {
+	for _, tc := range []struct {
+		timeout time.Duration
+		want    string
+	}{{0, ""}, {150 * time.Millisecond, "150ms"}} {
+		got := make(chan string, 10)
+		f := newFakeNode(t, func(w http.ResponseWriter, r *http.Request) {
+			got <- r.URL.RawQuery
+			reply(`{"results":[{"rows_affected":1}]}`)(w, r)
+		}, func(w http.ResponseWriter, r *http.Request) {
+			got <- r.URL.RawQuery
+			reply(`{"results":[{"columns":["x"],"types":["integer"],"values":[[1]]}]}`)(w, r)
+		})
+		c, err := NewClient(Options{Nodes: []string{f.addr()}, ServerTimeout: tc.timeout})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		if _, err := c.Execute(ctx, []Statement{{SQL: "INSERT INTO t VALUES (1)"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Query(ctx, LevelStrong, []Statement{{SQL: "SELECT 1"}}); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		for _, what := range []string{"execute", "query"} {
+			raw := <-got
+			if !strings.Contains(raw, "timeout="+tc.want) && tc.want != "" || tc.want == "" && strings.Contains(raw, "timeout=") {
+				t.Errorf("ServerTimeout %v: %s sent %q, want timeout=%q", tc.timeout, what, raw, tc.want)
+			}
+			if what == "execute" && !strings.Contains(raw, "transaction") {
+				t.Errorf("ServerTimeout %v: execute lost ?transaction: %q", tc.timeout, raw)
+			}
+		}
+	}
+}

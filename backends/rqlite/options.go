@@ -56,6 +56,12 @@ type Options struct {
 	// ConnectTimeout bounds Open's wait for a cluster with a leader; 0
 	// means DefaultConnectTimeout.
 	ConnectTimeout time.Duration
+	// ServerTimeout, when set, is sent with every request as rqlite's own
+	// timeout= parameter: how long the node that takes the request waits
+	// for the leader it forwards the request to (and a leader for its
+	// commit); 0 sends none, and rqlite waits its default (30 s). A short
+	// one makes a follower give up on a leader that answers late.
+	ServerTimeout time.Duration
 }
 
 // Defaults of Options.
@@ -92,7 +98,7 @@ func (o Options) normalize() (Options, error) {
 	if o.ConnectTimeout == 0 {
 		o.ConnectTimeout = DefaultConnectTimeout
 	}
-	if o.RequestTimeout < 0 || o.ConnectTimeout < 0 {
+	if o.RequestTimeout < 0 || o.ConnectTimeout < 0 || o.ServerTimeout < 0 {
 		return o, fmt.Errorf("timeouts must not be negative")
 	}
 	return o, nil
@@ -107,7 +113,7 @@ func checkHostPort(n string) error {
 }
 
 // ParseURL reads the part of a backend URL after "rqlite:":
-// //HOST:PORT[,HOST:PORT…][?level=L&guard=G&timeout=D&connect_timeout=D]. User
+// //HOST:PORT[,HOST:PORT…][?level=L&guard=G&timeout=D&connect_timeout=D&server_timeout=D]. User
 // information in the URL is refused: credentials come from the environment.
 func ParseURL(rest string) (Options, error) {
 	if !strings.HasPrefix(rest, "//") {
@@ -149,8 +155,12 @@ func ParseURL(rest string) (Options, error) {
 			if o.ConnectTimeout, err = positiveDuration(k, v[0]); err != nil {
 				return Options{}, err
 			}
+		case "server_timeout":
+			if o.ServerTimeout, err = positiveDuration(k, v[0]); err != nil {
+				return Options{}, err
+			}
 		default:
-			return Options{}, fmt.Errorf("rqlite: unknown parameter %q (known: level, guard, timeout, connect_timeout)", k)
+			return Options{}, fmt.Errorf("rqlite: unknown parameter %q (known: level, guard, timeout, connect_timeout, server_timeout)", k)
 		}
 	}
 	o, err = o.normalize()

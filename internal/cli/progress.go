@@ -142,6 +142,9 @@ func printTable(w io.Writer, s *reports.Summary) {
 			continue
 		}
 		fmt.Fprintf(w, "\n%s on %s: %s: %s\n", r.Scenario, r.Backend, r.Verdict, r.Reason)
+		if r.Verdict == reports.Fail && r.KnownIssue != "" {
+			fmt.Fprintf(w, "  known upstream issue: %s (docs/KNOWN-ISSUES.md#%s): the run's evidence shows it\n", r.KnownIssue, r.KnownIssue)
+		}
 		for _, step := range r.MinimalSteps {
 			fmt.Fprintf(w, "    %s\n", step)
 		}

@@ -118,6 +118,24 @@ func All() []Issue {
 			"atomicity", "effect-once", "duplicate delivery", "lost delivery", "delivery order", "phantom write", "timers"},
 		Upstream: "https://github.com/rqlite/rqlite/issues/2747",
 		Doc:      "docs/KNOWN-ISSUES.md#rqlite-fast-restart-unrestored-snapshot",
+	}, {
+		ID: "rqlite-forwarded-write-resent",
+		Title: "rqlite (df4edc42, v10.2.7+23, since 079783be; 8.16–8.17 as rqlite#1628): a follower whose forwarded write got no answer within the request's timeout= sends it to the leader again, " +
+			"on a new connection, even with retries=0; the leader applies both, and the client is told of an error, or of a conflict for a write that was applied",
+		Scheme:    "rqlite+process",
+		Scenarios: []string{"leader-pause"},
+		// What leader-pause keeps of the follower's own counters
+		// (scenarios.keepForwardStats): written only when it sent a
+		// forwarded request again.
+		Signature:      cluster.ResentSignature,
+		EvidenceSuffix: "forwarding.txt",
+		// A commit applied twice: the first copy wins its CAS, the second
+		// loses it and is what the client hears (a conflict for a write
+		// that was applied: atomicity, linearizability); its side-writes
+		// are guarded by the same CAS, so nothing else is written twice.
+		Guarantees: []string{"atomicity", "linearizability", "lost update"},
+		Upstream:   "https://github.com/rqlite/rqlite/commit/079783be",
+		Doc:        "docs/KNOWN-ISSUES.md#rqlite-forwarded-write-resent",
 	}}
 }
 

@@ -72,6 +72,77 @@ func GetStatus(ctx context.Context, addr string) (Status, error) {
 	return st, nil
 }
 
+// ForwardStats is what a node's GET /debug/vars says of the requests it
+// forwarded to the leader: rqlite's counters of its HTTP service and its
+// cluster client, named the same in rqlite 8 and 10.
+type ForwardStats struct {
+	// Forwarded counts writes it forwarded and got an answer to
+	// (remote_executions); GivenUp those it gave up on
+	// (remote_executions_failed).
+	Forwarded, GivenUp int64
+	// FailedAttempts counts forwarded writes' attempts that failed
+	// (num_client_execute_retries).
+	FailedAttempts int64
+	// NewConnections counts requests, writes or reads, sent once more on
+	// a new connection after an attempt failed (num_client_force_new_conn,
+	// rqlite 10 since 079783be); -1 when the build has no such counter.
+	NewConnections int64
+}
+
+// ResentSignature begins the line of a run's evidence that says a node
+// sent forwarded requests to the leader again (ForwardStats.Resent): the
+// signature of the known issue rqlite-forwarded-write-resent.
+const ResentSignature = "forwarded requests sent to the leader again after a failed attempt: "
+
+// Resent is how many times the node sent a forwarded request again after
+// an attempt failed: on rqlite 10, its last-ditch attempts on a new
+// connection; on a build without that counter (rqlite 8), every failed
+// attempt of a write it did not give up on was followed by another.
+func (st ForwardStats) Resent() int64 {
+	if st.NewConnections >= 0 {
+		return st.NewConnections
+	}
+	return max(0, st.FailedAttempts-st.GivenUp)
+}
+
+// GetForwardStats reads GET /debug/vars of the node at addr.
+func GetForwardStats(ctx context.Context, addr string) (ForwardStats, error) {
+	body, err := get(ctx, addr, "/debug/vars")
+	if err != nil {
+		return ForwardStats{}, err
+	}
+	var vars map[string]json.RawMessage
+	if err := json.Unmarshal(body, &vars); err != nil {
+		return ForwardStats{}, fmt.Errorf("/debug/vars of %s: %w", addr, err)
+	}
+	st := ForwardStats{NewConnections: -1}
+	counters := map[string]*int64{
+		"remote_executions": &st.Forwarded, "remote_executions_failed": &st.GivenUp,
+		"num_client_execute_retries": &st.FailedAttempts, "num_client_force_new_conn": &st.NewConnections,
+	}
+	for _, raw := range vars {
+		var group map[string]json.RawMessage
+		if json.Unmarshal(raw, &group) != nil {
+			continue // not an expvar map
+		}
+		for name, dst := range counters {
+			v, ok := group[name]
+			if !ok {
+				continue
+			}
+			n, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+			if err != nil {
+				return ForwardStats{}, fmt.Errorf("/debug/vars of %s: %s: %w", addr, name, err)
+			}
+			if *dst < 0 {
+				*dst = 0
+			}
+			*dst += n
+		}
+	}
+	return st, nil
+}
+
 // Ready reports whether GET /readyz of the node at addr answers 200: it
 // knows a leader it can reach and its store is ready.
 func Ready(ctx context.Context, addr string) bool {

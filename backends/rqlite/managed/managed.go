@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/storecheck/storecheck/backends/internal/logdir"
 	"github.com/storecheck/storecheck/backends/internal/tmpfs"
@@ -271,13 +272,33 @@ func (s *Store) Cluster() cluster.Cluster { return s.cl }
 // level, over the tables this store created: what that node answers, with
 // no failover to another. Close it when done; it does not own the cluster.
 func (s *Store) NodeView(id string, level rqlite.Level) (*rqlite.Store, error) {
+	return s.view(id, rqlite.Options{Level: level})
+}
+
+// ForwardingView returns a store whose every call goes to node id alone,
+// at this store's read level and guard, carrying rqlite's timeout= of
+// serverTimeout: the client of an application that talks to one follower,
+// which forwards its writes (and strong reads) to the leader and gives up
+// on the leader after serverTimeout. Close it when done.
+func (s *Store) ForwardingView(id string, serverTimeout time.Duration) (*rqlite.Store, error) {
+	v, err := s.view(id, rqlite.Options{Level: s.Level(), ServerTimeout: serverTimeout})
+	if err != nil {
+		return nil, err
+	}
+	v.SetGuard(s.Guard())
+	return v, nil
+}
+
+// view returns a store over node id alone, with opt's level and timeouts.
+func (s *Store) view(id string, opt rqlite.Options) (*rqlite.Store, error) {
 	for _, n := range s.cl.Nodes() {
 		if n.ID == id {
-			c, err := rqlite.NewClient(rqlite.Options{Nodes: []string{n.HTTPAddr}, Level: level})
+			opt.Nodes = []string{n.HTTPAddr}
+			c, err := rqlite.NewClient(opt)
 			if err != nil {
 				return nil, err
 			}
-			return rqlite.Attach(c, level, s.cfg), nil
+			return rqlite.Attach(c, opt.Level, s.cfg), nil
 		}
 	}
 	return nil, fmt.Errorf("%w %q", cluster.ErrUnknownNode, id)

@@ -1,0 +1,48 @@
+package cluster
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+// TestGetForwardStats reads the counters of both rqlite generations from
+// /debug/vars as each lays them out, and says how many requests were sent
+// again: rqlite 10's new-connection attempts; on rqlite 8, which has no
+// such counter, every failed attempt of a write not given up on.
+func TestGetForwardStats(t *testing.T) {
+	for _, tc := range []struct {
+		name, vars string
+		want       ForwardStats
+		resent     int64
+	}{
+		{"rqlite 10", `{"cmdline":["rqlited"],"memstats":{"Alloc":1,"BySize":[{"Size":0}]},
+			"cluster":{"num_client_execute_retries":3,"num_client_force_new_conn":3},
+			"proxy":{"remote_executions":5,"remote_executions_failed":1}}`,
+			ForwardStats{Forwarded: 5, GivenUp: 1, FailedAttempts: 3, NewConnections: 3}, 3},
+		{"rqlite 10, nothing sent again", `{"cluster":{"num_client_execute_retries":2,"num_client_force_new_conn":0},"proxy":{"remote_executions":9,"remote_executions_failed":2}}`,
+			ForwardStats{Forwarded: 9, GivenUp: 2, FailedAttempts: 2, NewConnections: 0}, 0},
+		{"rqlite 8", `{"cluster":{"num_client_execute_retries":10},"http":{"remote_executions":7,"remote_executions_failed":1}}`,
+			ForwardStats{Forwarded: 7, GivenUp: 1, FailedAttempts: 10, NewConnections: -1}, 9},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path != "/debug/vars" {
+					http.NotFound(w, r)
+					return
+				}
+				_, _ = w.Write([]byte(tc.vars))
+			}))
+			defer srv.Close()
+			st, err := GetForwardStats(context.Background(), strings.TrimPrefix(srv.URL, "http://"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st != tc.want || st.Resent() != tc.resent {
+				t.Errorf("got %+v (resent %d), want %+v (resent %d)", st, st.Resent(), tc.want, tc.resent)
+			}
+		})
+	}
+}
