@@ -15,7 +15,10 @@ import (
 
 // executionIDs are the ids the state machine writes. One looks like a
 // timestamp, because the libSQL driver has returned such TEXT as time.Time.
-var executionIDs = []string{"2024-01-02 03:04:05", "e1", "e2", "e3"}
+// Two differ only in case: ids are compared exactly, so E1 is another
+// execution than e1, and a store whose tables key executions without case
+// (COLLATE NOCASE, MySQL's default collation) must show it.
+var executionIDs = []string{"2024-01-02 03:04:05", "e1", "e2", "E1"}
 
 // missingID is never written.
 const missingID = "e-missing"
@@ -37,8 +40,10 @@ var (
 	statuses = []string{"running", "waiting", "done", "failed"}
 	// Two event ids differ only in case: ids are compared exactly, and a
 	// store whose dedupe ledger ignores case (COLLATE NOCASE) must show it.
-	eventIDs     = []string{"ev1", "ev2", "EV1"}
-	timerPaths   = []string{"a", "b", "c"}
+	eventIDs = []string{"ev1", "ev2", "EV1"}
+	// Two timer paths differ only in case, for the same reason: A is
+	// another timer than a.
+	timerPaths   = []string{"a", "b", "A"}
 	fireTimes    = []float64{1, 2.5, 3, 1700000000.125}
 	childIDs     = []string{"c1", "c2", "c3"}
 	contextNotes = []string{"", "plain", "héllo <&> \"quoted\"", "2025-01-01 00:00:00"}

@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -213,11 +214,18 @@ func (c Config) meta() linearizability.Meta {
 	return linearizability.Meta{TraceMax: c.storeTraceMax(), Seed: c.Seed, Scenario: scenario, Store: c.Store}
 }
 
-// executionIDs names the executions of a run.
+// executionIDs names the executions of a run: e0, e1, …, except that with
+// two or more the last is E0, the first's id in upper case. Ids are compared
+// exactly, so E0 is an execution of its own; a store that keys executions
+// without case (COLLATE NOCASE) makes the two one row, which the histories
+// show.
 func (c Config) executionIDs() []string {
 	ids := make([]string, c.Executions)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("e%d", i)
+	}
+	if n := len(ids); n >= 2 {
+		ids[n-1] = strings.ToUpper(ids[0])
 	}
 	return ids
 }

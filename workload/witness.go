@@ -24,8 +24,12 @@ import (
 // Only deliberate re-deliveries reuse a processed event id.
 
 // timerPath draws one of the two timer paths of every execution: few, so
-// that schedules and cancels of different commits meet.
-func timerPath(rng *rand.Rand) string { return fmt.Sprintf("t%d", rng.IntN(2)) }
+// that schedules and cancels of different commits meet. They differ only in
+// case: paths are compared exactly, and a store whose timers ignore case
+// (COLLATE NOCASE) re-arms or cancels t0 when a commit names T0.
+func timerPath(rng *rand.Rand) string { return timerPaths[rng.IntN(len(timerPaths))] }
+
+var timerPaths = []string{"t0", "T0"}
 
 // status draws the status an execution is written with.
 func status(rng *rand.Rand) string {

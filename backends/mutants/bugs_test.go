@@ -132,6 +132,27 @@ var demos = map[string]demo{
 		}
 		return "", err
 	},
+	"execution-id-nocase": func(ctx context.Context, s model.Store) (string, error) {
+		if err := s.Save(ctx, &model.Execution{ID: "e1"}); err != nil {
+			return "", err
+		}
+		err := s.Save(ctx, &model.Execution{ID: "E1"})
+		if _, ok := model.AsConflict(err); ok {
+			return fmt.Sprintf("creating E1 beside e1: %v", err), nil
+		}
+		return "", err
+	},
+	"timer-path-nocase": func(ctx context.Context, s model.Store) (string, error) {
+		b := model.Batch{Timers: []model.TimerOp{{Action: model.TimerSchedule, Path: "t", FireAt: 1}, {Action: model.TimerSchedule, Path: "T", FireAt: 2}}}
+		if err := s.Commit(ctx, &model.Execution{ID: "a"}, b); err != nil {
+			return "", err
+		}
+		due, err := s.DueTimers(ctx, math.Inf(1))
+		if err == nil && len(due) != 2 {
+			return fmt.Sprintf("timers t and T scheduled, due_timers lists %v", due), nil
+		}
+		return "", err
+	},
 	"page-skip": func(ctx context.Context, s model.Store) (string, error) {
 		for _, id := range []string{"a", "b", "c"} {
 			if err := s.Save(ctx, &model.Execution{ID: id}); err != nil {

@@ -103,6 +103,16 @@ func Catalogue() []Mutant {
 			statements: eventIDNoCase,
 		},
 		{
+			Name:       "execution-id-nocase",
+			Breaks:     "every table keyed by execution id, ids compared exactly: every column holding an execution id is COLLATE NOCASE (as MySQL's default collation makes every key), so once e1 exists an execution E1 is the same row, its create conflicts, and its events, timers and trace land on e1's.",
+			statements: executionIDNoCase,
+		},
+		{
+			Name:       "timer-path-nocase",
+			Breaks:     "timers keyed by (execution id, path), paths compared exactly: timers.path is COLLATE NOCASE, so scheduling path A re-arms the timer at path a, and cancelling A deletes it.",
+			statements: timerPathNoCase,
+		},
+		{
 			Name:   "page-skip",
 			Breaks: "list_executions pages through every row: the next cursor advances by the limit+1 rows fetched instead of the limit returned, so the row at each page boundary is never listed.",
 			wrap:   wrapPageSkip,

@@ -72,6 +72,36 @@ func eventIDNoCase(st *sqlstore.Statements) {
 		"event_id TEXT NOT NULL COLLATE NOCASE, PRIMARY KEY (execution_id, event_id))"
 }
 
+// executionIDNoCase compares execution ids without regard to case in every
+// table, as MySQL's default collation does to every key: every column that
+// holds an execution id is COLLATE NOCASE, so the keys built on them (the
+// executions row, its dedupe ledger, timers and trace) are too.
+func executionIDNoCase(st *sqlstore.Statements) {
+	// BUG: once "e1" exists, "E1" is the same row: a create of "E1" from
+	// version 0 conflicts with e1's version, a commit of "E1" at e1's
+	// version overwrites e1, and E1's events, timers and trace land on e1's.
+	st.Schema[0] = "CREATE TABLE IF NOT EXISTS executions (id TEXT PRIMARY KEY COLLATE NOCASE, " +
+		"definition_id TEXT NOT NULL, data TEXT NOT NULL, version INTEGER NOT NULL)"
+	st.Schema[1] = "CREATE TABLE IF NOT EXISTS outbox (seq INTEGER PRIMARY KEY AUTOINCREMENT, " +
+		"target_id TEXT COLLATE NOCASE, event TEXT NOT NULL)"
+	st.Schema[2] = "CREATE TABLE IF NOT EXISTS processed_events (execution_id TEXT NOT NULL COLLATE NOCASE, " +
+		"event_id TEXT NOT NULL, PRIMARY KEY (execution_id, event_id))"
+	st.Schema[3] = "CREATE TABLE IF NOT EXISTS timers (execution_id TEXT NOT NULL COLLATE NOCASE, " +
+		"path TEXT NOT NULL, fire_at REAL NOT NULL, PRIMARY KEY (execution_id, path))"
+	st.Schema[4] = "CREATE TABLE IF NOT EXISTS spawns (seq INTEGER PRIMARY KEY AUTOINCREMENT, " +
+		"parent_id TEXT NOT NULL COLLATE NOCASE, child_id TEXT NOT NULL COLLATE NOCASE, root_path TEXT NOT NULL, context TEXT NOT NULL)"
+	st.Schema[5] = "CREATE TABLE IF NOT EXISTS trace (execution_id TEXT NOT NULL COLLATE NOCASE, " +
+		"idx INTEGER NOT NULL, entry TEXT NOT NULL, PRIMARY KEY (execution_id, idx))"
+}
+
+// timerPathNoCase compares timer paths without regard to case.
+func timerPathNoCase(st *sqlstore.Statements) {
+	// BUG: COLLATE NOCASE on path: scheduling "A" re-arms the timer at "a"
+	// (which keeps its path), and cancelling "A" deletes "a".
+	st.Schema[3] = "CREATE TABLE IF NOT EXISTS timers (execution_id TEXT NOT NULL, " +
+		"path TEXT NOT NULL COLLATE NOCASE, fire_at REAL NOT NULL, PRIMARY KEY (execution_id, path))"
+}
+
 // outboxSeqReuse numbers the outbox by SQLite's rowid alone.
 func outboxSeqReuse(st *sqlstore.Statements) {
 	// BUG: no AUTOINCREMENT: a new emit takes max(seq) + 1, so once the
