@@ -5,8 +5,9 @@
 // operation is recorded and the history checked (linearizability/leases):
 // the stale token is always rejected, no run is ever held by two live
 // leases, a run's fencing tokens strictly increase, event and checkpoint
-// numbers have no gaps, and idempotent creates racing each other return one
-// run.
+// numbers have no gaps, idempotent creates racing each other return one
+// run, and (goroutine mode) a victim claiming alone gets the queued run of
+// highest priority, its round's, though older runs of lower priority wait.
 //
 // It runs in two modes:
 //

@@ -166,6 +166,11 @@ func (g *goroutineRun) round(ctx context.Context, k int) error {
 		g.notes = append(g.notes, fmt.Sprintf("round %d: the victim found no queued run", k))
 		return nil
 	}
+	if h.priority < roundPriority {
+		g.found = append(g.found, leases.Violation{Guarantee: GuaranteeClaimOrder,
+			Detail: fmt.Sprintf("round %d: %s claimed %s, priority %d, while round-%02d, priority %d and created after it, was queued (no other claim ran)",
+				k, victim.id, h.run, h.priority, k, roundPriority)})
+	}
 	select {
 	case h = <-parked:
 	case <-done:
@@ -194,13 +199,22 @@ func (g *goroutineRun) round(ctx context.Context, k int) error {
 	return nil
 }
 
-// supply creates the round's run (priority 100, above every other) and two
-// background runs.
+// roundPriority is the priority of each round's run, above every other run
+// of the workload.
+const roundPriority = 100
+
+// supply creates two background runs and then, a logical millisecond
+// later, the round's run (roundPriority): the newest queued run is the one
+// claim_next must take, so that a store ordering the queue by age gives
+// the victim another.
 func (g *goroutineRun) supply(ctx context.Context, k int) error {
-	for j, prio := range []int64{100, int64(g.rng.IntN(10)), int64(g.rng.IntN(10))} {
-		id := fmt.Sprintf("round-%02d", k)
-		if j > 0 {
-			id = fmt.Sprintf("supply-%02d-%d", k, j)
+	prios := []int64{roundPriority, int64(g.rng.IntN(10)), int64(g.rng.IntN(10))}
+	for _, j := range []int{1, 2, 0} {
+		prio := prios[j]
+		id := fmt.Sprintf("supply-%02d-%d", k, j)
+		if j == 0 {
+			g.clk.Advance(time.Millisecond)
+			id = fmt.Sprintf("round-%02d", k)
 		}
 		_, err := g.store.CreateRun(ctx, runstore.NewRun{ID: id, TenantID: "lease-stall", SessionID: id, PlanID: "plan",
 			RevisionID: "rev", Priority: prio, State: []byte(`{"seq":0}`), Now: g.clk.Now()})

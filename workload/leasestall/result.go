@@ -12,6 +12,11 @@ import (
 // live lease, so its checkpoint and finish succeed.
 const GuaranteeNewHolder = "the new lease holder is served"
 
+// GuaranteeClaimOrder: claim_next takes the queued run of highest
+// priority; goroutine mode's victim, claiming alone, must get its round's
+// run.
+const GuaranteeClaimOrder = "claim takes the highest-priority queued run"
+
 // GuaranteeTables prefixes a violation of the tables' invariants
 // (runstore.Invariants: gap-free numbering, one active run per session, tokens
 // in the claim events).
