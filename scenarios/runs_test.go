@@ -75,10 +75,13 @@ func TestLeaseStallCatchesEveryMutant(t *testing.T) {
 		"finish-ignores-token":   "stale fencing token rejected",
 		"two-active-per-session": "one active run per session",
 		"idempotency-key-nocase": "idempotent create returns one run",
+		"event-seq-global":       "table invariants",
+		"claim-by-age":           "claim takes the highest-priority queued run",
+		"requeue-deletes-lease":  "fencing tokens strictly increase",
 	}
 	for _, m := range runmutants.Catalogue() {
-		if m.PowerLossOnly() {
-			continue // caught by power-loss only (procfault's tests)
+		if m.PowerLossOnly() || m.ConformanceOnly() {
+			continue // caught by power-loss (procfault's tests) or runs-conformance (runmutants' tests) only
 		}
 		t.Run(m.Name, func(t *testing.T) {
 			target := mustTarget(t, "runs+mutant:"+m.Name)

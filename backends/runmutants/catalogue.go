@@ -23,12 +23,20 @@ type Mutant struct {
 	// synchronous is the PRAGMA synchronous the store really runs with,
 	// and claims the one it reports (Synchronous); "" keeps NORMAL.
 	synchronous, claims string
+	// conformanceOnly: lease-stall's workload never makes the call whose
+	// clause the mutant breaks.
+	conformanceOnly bool
 }
 
 // PowerLossOnly says the mutant breaks durability at power loss only: its
 // statements are the correct ones, so the run-store suites and lease-stall
 // pass it, and only the power-loss scenario can catch it.
 func (m Mutant) PowerLossOnly() bool { return m.claims != "" }
+
+// ConformanceOnly says the mutant breaks a clause lease-stall's workload
+// never exercises (it sends no stale expected version and creates no
+// interrupt): runs-conformance catches it, lease-stall cannot.
+func (m Mutant) ConformanceOnly() bool { return m.conformanceOnly }
 
 // edit replaces old with new in the statement field picks.
 type edit struct {
@@ -68,6 +76,38 @@ func Catalogue() []Mutant {
 			Breaks: "create_run is idempotent per (tenant, idempotency key), keys compared exactly: the key column is COLLATE NOCASE, so a request under key K1 is answered with the run created under k1 (or refused as a conflicting reuse) instead of creating its own run.",
 			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.Schema[1] },
 				old: "idempotency_key TEXT,", new: "idempotency_key TEXT COLLATE NOCASE,"}},
+		},
+		{
+			Name:   "version-unchecked",
+			Breaks: "a change against a stale expected version is a conflict: the run lookup lost its `AND version = :expected`, so transition_run, commit_checkpoint, finish_claim and the interrupt calls apply to whatever version the run is at, overwriting changes their caller never saw.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.RunAt },
+				old: " AND version = :expected", new: ""}},
+			conformanceOnly: true,
+		},
+		{
+			Name:   "event-seq-global",
+			Breaks: "a run's events are numbered 1, 2, 3, … without gaps: the next number is the largest in the whole table + 1, as a table-wide serial column gives, so a run's events skip the numbers other runs' events took.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.AppendEvent },
+				old: "FROM run_events WHERE run_id = :run", new: "FROM run_events"}},
+		},
+		{
+			Name:   "claim-by-age",
+			Breaks: "claim_next takes the highest-priority, oldest queued run: its query orders by creation time only, so an older run of lower priority is claimed before a newer urgent one.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.NextQueued },
+				old: "ORDER BY priority DESC, created_at, id", new: "ORDER BY created_at, id"}},
+		},
+		{
+			Name:   "requeue-deletes-lease",
+			Breaks: "requeue_expired_leases puts a run back in the queue and the next claim's token is one more than the run's previous one: the sweep deletes the expired lease instead of ending it, so the next claim starts again at token 1, the token of the holder that stalled.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.RequeueEndLease },
+				old: "UPDATE run_leases SET active = 0, updated_at = :now WHERE", new: "DELETE FROM run_leases WHERE"}},
+		},
+		{
+			Name:   "interrupt-keeps-lease",
+			Breaks: "creating an interrupt makes the run wait, and its holder loses the lease: create_interrupt leaves the lease active, so the holder never sees the interrupt: it renews and passes the fence on a waiting run, and can finish it (queued, failed, cancelled) before anyone decides the interrupt.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.InterruptEndLease },
+				old: "SET active = 0, updated_at", new: "SET updated_at"}},
+			conformanceOnly: true,
 		},
 		{
 			Name:        "unsynced-full",

@@ -87,10 +87,13 @@ func TestGoroutinesCatchEveryMutant(t *testing.T) {
 		"finish-ignores-token":   {leases.GuaranteeStaleToken, leases.GuaranteePastLease},
 		"two-active-per-session": {GuaranteeOneActive},
 		"idempotency-key-nocase": {GuaranteeIdempotent},
+		"event-seq-global":       {GuaranteeTables},
+		"claim-by-age":           {GuaranteeClaimOrder},
+		"requeue-deletes-lease":  {leases.GuaranteeTokens, leases.GuaranteePastLease},
 	}
 	for _, m := range runmutants.Catalogue() {
-		if m.PowerLossOnly() {
-			continue // caught by power-loss only (procfault's tests)
+		if m.PowerLossOnly() || m.ConformanceOnly() {
+			continue // caught by power-loss (procfault's tests) or runs-conformance (runmutants' tests) only
 		}
 		t.Run(m.Name, func(t *testing.T) {
 			store, err := runmutants.OpenMutant(context.Background(), m, "")
