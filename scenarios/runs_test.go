@@ -78,6 +78,7 @@ func TestLeaseStallCatchesEveryMutant(t *testing.T) {
 		"event-seq-global":       "table invariants",
 		"claim-by-age":           "claim takes the highest-priority queued run",
 		"requeue-deletes-lease":  "fencing tokens strictly increase",
+		"interrupt-keeps-lease":  "an interrupt ends the holder's lease",
 	}
 	for _, m := range runmutants.Catalogue() {
 		if m.PowerLossOnly() || m.ConformanceOnly() {

@@ -34,8 +34,8 @@ type Mutant struct {
 func (m Mutant) PowerLossOnly() bool { return m.claims != "" }
 
 // ConformanceOnly says the mutant breaks a clause lease-stall's workload
-// never exercises (it sends no stale expected version and creates no
-// interrupt): runs-conformance catches it, lease-stall cannot.
+// never exercises (it sends no stale expected version): runs-conformance
+// catches it, lease-stall cannot.
 func (m Mutant) ConformanceOnly() bool { return m.conformanceOnly }
 
 // edit replaces old with new in the statement field picks.
@@ -107,7 +107,6 @@ func Catalogue() []Mutant {
 			Breaks: "creating an interrupt makes the run wait, and its holder loses the lease: create_interrupt leaves the lease active, so the holder never sees the interrupt: it renews and passes the fence on a waiting run, and can finish it (queued, failed, cancelled) before anyone decides the interrupt.",
 			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.InterruptEndLease },
 				old: "SET active = 0, updated_at", new: "SET updated_at"}},
-			conformanceOnly: true,
 		},
 		{
 			Name:        "unsynced-full",

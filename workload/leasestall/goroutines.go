@@ -44,9 +44,10 @@ type goroutineRun struct {
 	claimGate sync.RWMutex
 	rng       *rand.Rand // the coordinator's; workers have their own
 
-	stalls int
-	found  []leases.Violation
-	notes  []string
+	stalls     int
+	interrupts int // holders whose run was interrupted under them
+	found      []leases.Violation
+	notes      []string
 }
 
 // RunGoroutines runs the workload with worker goroutines on an injected
@@ -88,6 +89,9 @@ func RunGoroutines(ctx context.Context, store runstore.Store, cfg Config) (*Resu
 			wg.Wait()
 			return nil, err
 		}
+		if k%3 == 2 {
+			g.interrupt(ctx, k)
+		}
 		g.progress()
 		// Let the background workers make progress between faults.
 		time.Sleep(2 * time.Millisecond)
@@ -98,7 +102,7 @@ func RunGoroutines(ctx context.Context, store runstore.Store, cfg Config) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	res.Counts.Stalls = g.stalls
+	res.Counts.Stalls, res.Counts.Interrupts = g.stalls, g.interrupts
 	return res, nil
 }
 
@@ -266,5 +270,74 @@ func (g *goroutineRun) serveNewHolder(ctx context.Context, k int, h holding) {
 	if err != nil {
 		g.found = append(g.found, leases.Violation{Guarantee: GuaranteeNewHolder,
 			Detail: fmt.Sprintf("round %d (%s): %s holds %s with token %d, but: %v", k, takeover(k%3), h.fence.Worker, h.run, h.fence.Token, err)})
+	}
+}
+
+// interrupt is the holder that does not see an interrupt: a worker claims
+// a fresh run (above every other priority, background claims held off), an
+// operator interrupts the run at once, and the holder, alive and well
+// within the lease it was granted, renews, asserts its token and finishes
+// the run as failed (not queued: a run back in the queue would reach
+// background workers, whose recorded claims porcupine, which never sees
+// the interrupt, could not place).
+// The interrupt made the run wait and ended the lease, so all three must
+// be rejected. The claim is recorded; the interrupt and the holder's calls
+// go to the store directly, unrecorded: the lease register porcupine checks
+// has no interrupt in it, and the run, waiting (or failed), is in no later
+// operation of the history.
+func (g *goroutineRun) interrupt(ctx context.Context, k int) {
+	id := fmt.Sprintf("interrupted-%02d", k)
+	worker := fmt.Sprintf("holder-%02d", k)
+	note := func(format string, a ...any) {
+		g.notes = append(g.notes, fmt.Sprintf("interrupt after round %d: ", k)+fmt.Sprintf(format, a...))
+	}
+	g.claimGate.Lock()
+	_, err := g.store.CreateRun(ctx, runstore.NewRun{ID: id, TenantID: "lease-stall", SessionID: id, PlanID: "plan",
+		RevisionID: "rev", Priority: roundPriority + 1, State: []byte(`{"seq":0}`), Now: g.clk.Now()})
+	var cl *runstore.Claim
+	if err == nil {
+		cl, err = g.coord.Claim(ctx, worker, g.cfg.Lease, g.clk.Now())
+	}
+	if err == nil && cl != nil && cl.Run.ID != id {
+		// Not the run of highest priority (the rounds' victims report
+		// that): hand it back, recorded, as takeOver does.
+		_, _ = g.coord.Finish(ctx, runstore.Finish{RunID: cl.Run.ID, Fence: runstore.Fence{Worker: worker, Token: cl.Lease.Token},
+			ExpectedVersion: cl.Run.Version, Target: runstore.Queued, Now: g.clk.Now()})
+	}
+	g.claimGate.Unlock()
+	switch {
+	case err != nil:
+		note("create and claim %s: %v", id, err)
+		return
+	case cl == nil || cl.Run.ID != id:
+		note("the claim did not return %s, the queued run of highest priority", id)
+		return
+	}
+	fence := runstore.Fence{Worker: worker, Token: cl.Lease.Token}
+	in := runstore.Interrupt{ID: id + "/approval", RunID: id, Kind: "approval", Request: []byte(`{}`), CreatedAt: g.clk.Now()}
+	run, err := g.store.CreateInterrupt(ctx, in, cl.Run.Version)
+	if err != nil {
+		note("create_interrupt on %s: %v", id, err)
+		return
+	}
+	now := g.clk.Now()
+	if !now.Before(cl.Lease.ExpiresAt) {
+		note("the clock passed %s's lease before it could act", worker)
+		return
+	}
+	g.interrupts++
+	seen := func(op string, err error) {
+		if err == nil {
+			g.found = append(g.found, leases.Violation{Guarantee: GuaranteeInterrupt,
+				Detail: fmt.Sprintf("after %s was interrupted (now %s), %s's %s with token %d succeeded, its lease live until %s",
+					id, run.Status, worker, op, fence.Token, runstore.FormatTime(cl.Lease.ExpiresAt))})
+		}
+	}
+	_, err = g.store.RenewLease(ctx, id, fence, g.cfg.Lease, now)
+	seen("renew_lease", err)
+	seen("assert_fencing_token", g.store.AssertFencingToken(ctx, id, fence, now))
+	if cur, err := g.store.GetRun(ctx, id); err == nil {
+		_, err = g.store.FinishClaim(ctx, runstore.Finish{RunID: id, Fence: fence, ExpectedVersion: cur.Version, Target: runstore.Failed, Now: now})
+		seen("finish_claim → failed", err)
 	}
 }
