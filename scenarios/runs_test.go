@@ -79,10 +79,11 @@ func TestLeaseStallCatchesEveryMutant(t *testing.T) {
 		"claim-by-age":           "claim takes the highest-priority queued run",
 		"requeue-deletes-lease":  "fencing tokens strictly increase",
 		"interrupt-keeps-lease":  "an interrupt ends the holder's lease",
+		"version-unchecked":      "a stale expected version is a conflict",
 	}
 	for _, m := range runmutants.Catalogue() {
-		if m.PowerLossOnly() || m.ConformanceOnly() {
-			continue // caught by power-loss (procfault's tests) or runs-conformance (runmutants' tests) only
+		if m.PowerLossOnly() {
+			continue // caught by power-loss only (procfault's tests)
 		}
 		t.Run(m.Name, func(t *testing.T) {
 			target := mustTarget(t, "runs+mutant:"+m.Name)

@@ -23,20 +23,12 @@ type Mutant struct {
 	// synchronous is the PRAGMA synchronous the store really runs with,
 	// and claims the one it reports (Synchronous); "" keeps NORMAL.
 	synchronous, claims string
-	// conformanceOnly: lease-stall's workload never makes the call whose
-	// clause the mutant breaks.
-	conformanceOnly bool
 }
 
 // PowerLossOnly says the mutant breaks durability at power loss only: its
 // statements are the correct ones, so the run-store suites and lease-stall
 // pass it, and only the power-loss scenario can catch it.
 func (m Mutant) PowerLossOnly() bool { return m.claims != "" }
-
-// ConformanceOnly says the mutant breaks a clause lease-stall's workload
-// never exercises (it sends no stale expected version): runs-conformance
-// catches it, lease-stall cannot.
-func (m Mutant) ConformanceOnly() bool { return m.conformanceOnly }
 
 // edit replaces old with new in the statement field picks.
 type edit struct {
@@ -82,7 +74,6 @@ func Catalogue() []Mutant {
 			Breaks: "a change against a stale expected version is a conflict: the run lookup lost its `AND version = :expected`, so transition_run, commit_checkpoint, finish_claim and the interrupt calls apply to whatever version the run is at, overwriting changes their caller never saw.",
 			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.RunAt },
 				old: " AND version = :expected", new: ""}},
-			conformanceOnly: true,
 		},
 		{
 			Name:   "event-seq-global",

@@ -8,9 +8,10 @@
 // numbers have no gaps, idempotent creates racing each other return one
 // run. Goroutine mode also checks that a victim claiming alone gets the
 // queued run of highest priority, its round's, though older runs of lower
-// priority wait; and, after every third round, that a holder whose run is
-// interrupted under it, its lease not yet expired, can no longer renew,
-// pass the fence or finish the run.
+// priority wait; and, after every third round, that an interrupt made at
+// a version the holder's checkpoint has moved past is a conflict, and that
+// a holder whose run is interrupted under it, its lease not yet expired,
+// can no longer renew, pass the fence or finish the run.
 //
 // It runs in two modes:
 //

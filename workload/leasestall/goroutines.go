@@ -274,8 +274,10 @@ func (g *goroutineRun) serveNewHolder(ctx context.Context, k int, h holding) {
 }
 
 // interrupt is the holder that does not see an interrupt: a worker claims
-// a fresh run (above every other priority, background claims held off), an
-// operator interrupts the run at once, and the holder, alive and well
+// a fresh run (above every other priority, background claims held off) and
+// checkpoints it; an operator interrupts the run, first at the version it
+// read before the checkpoint (a conflict), then at the current one; and the
+// holder, alive and well
 // within the lease it was granted, renews, asserts its token and finishes
 // the run as failed (not queued: a run back in the queue would reach
 // background workers, whose recorded claims porcupine, which never sees
@@ -287,7 +289,7 @@ func (g *goroutineRun) serveNewHolder(ctx context.Context, k int, h holding) {
 // operation of the history.
 func (g *goroutineRun) interrupt(ctx context.Context, k int) {
 	id := fmt.Sprintf("interrupted-%02d", k)
-	worker := fmt.Sprintf("holder-%02d", k)
+	holder := fmt.Sprintf("holder-%02d", k)
 	note := func(format string, a ...any) {
 		g.notes = append(g.notes, fmt.Sprintf("interrupt after round %d: ", k)+fmt.Sprintf(format, a...))
 	}
@@ -296,12 +298,12 @@ func (g *goroutineRun) interrupt(ctx context.Context, k int) {
 		RevisionID: "rev", Priority: roundPriority + 1, State: []byte(`{"seq":0}`), Now: g.clk.Now()})
 	var cl *runstore.Claim
 	if err == nil {
-		cl, err = g.coord.Claim(ctx, worker, g.cfg.Lease, g.clk.Now())
+		cl, err = g.coord.Claim(ctx, holder, g.cfg.Lease, g.clk.Now())
 	}
 	if err == nil && cl != nil && cl.Run.ID != id {
 		// Not the run of highest priority (the rounds' victims report
 		// that): hand it back, recorded, as takeOver does.
-		_, _ = g.coord.Finish(ctx, runstore.Finish{RunID: cl.Run.ID, Fence: runstore.Fence{Worker: worker, Token: cl.Lease.Token},
+		_, _ = g.coord.Finish(ctx, runstore.Finish{RunID: cl.Run.ID, Fence: runstore.Fence{Worker: holder, Token: cl.Lease.Token},
 			ExpectedVersion: cl.Run.Version, Target: runstore.Queued, Now: g.clk.Now()})
 	}
 	g.claimGate.Unlock()
@@ -313,16 +315,34 @@ func (g *goroutineRun) interrupt(ctx context.Context, k int) {
 		note("the claim did not return %s, the queued run of highest priority", id)
 		return
 	}
-	fence := runstore.Fence{Worker: worker, Token: cl.Lease.Token}
+	fence := runstore.Fence{Worker: holder, Token: cl.Lease.Token}
+	// The operator read the run as the claim left it; the holder commits
+	// a checkpoint first, so the operator's interrupt, at the version it
+	// read, must be a conflict; it reads the run again and retries.
+	committed, err := g.store.CommitCheckpoint(ctx, (&worker{}).checkpoint(holding{run: id, fence: fence}, g.clk.Now()), fence, cl.Run.Version)
+	if err != nil {
+		note("%s's checkpoint on %s: %v", holder, id, err)
+		return
+	}
 	in := runstore.Interrupt{ID: id + "/approval", RunID: id, Kind: "approval", Request: []byte(`{}`), CreatedAt: g.clk.Now()}
 	run, err := g.store.CreateInterrupt(ctx, in, cl.Run.Version)
-	if err != nil {
-		note("create_interrupt on %s: %v", id, err)
+	switch {
+	case err == nil:
+		g.found = append(g.found, leases.Violation{Guarantee: GuaranteeVersion,
+			Detail: fmt.Sprintf("create_interrupt on %s expecting version %d succeeded after %s's checkpoint had made it version %d (now version %d)",
+				id, cl.Run.Version, holder, committed.Version, run.Version)})
+	case runstore.Kind(err) != "conflict":
+		note("create_interrupt on %s at a stale version: want a conflict, got %v", id, err)
 		return
+	default:
+		if run, err = g.store.CreateInterrupt(ctx, in, committed.Version); err != nil {
+			note("create_interrupt on %s: %v", id, err)
+			return
+		}
 	}
 	now := g.clk.Now()
 	if !now.Before(cl.Lease.ExpiresAt) {
-		note("the clock passed %s's lease before it could act", worker)
+		note("the clock passed %s's lease before it could act", holder)
 		return
 	}
 	g.interrupts++
@@ -330,7 +350,7 @@ func (g *goroutineRun) interrupt(ctx context.Context, k int) {
 		if err == nil {
 			g.found = append(g.found, leases.Violation{Guarantee: GuaranteeInterrupt,
 				Detail: fmt.Sprintf("after %s was interrupted (now %s), %s's %s with token %d succeeded, its lease live until %s",
-					id, run.Status, worker, op, fence.Token, runstore.FormatTime(cl.Lease.ExpiresAt))})
+					id, run.Status, holder, op, fence.Token, runstore.FormatTime(cl.Lease.ExpiresAt))})
 		}
 	}
 	_, err = g.store.RenewLease(ctx, id, fence, g.cfg.Lease, now)

@@ -91,10 +91,11 @@ func TestGoroutinesCatchEveryMutant(t *testing.T) {
 		"claim-by-age":           {GuaranteeClaimOrder},
 		"requeue-deletes-lease":  {leases.GuaranteeTokens, leases.GuaranteePastLease},
 		"interrupt-keeps-lease":  {GuaranteeInterrupt},
+		"version-unchecked":      {GuaranteeVersion},
 	}
 	for _, m := range runmutants.Catalogue() {
-		if m.PowerLossOnly() || m.ConformanceOnly() {
-			continue // caught by power-loss (procfault's tests) or runs-conformance (runmutants' tests) only
+		if m.PowerLossOnly() {
+			continue // caught by power-loss only (procfault's tests)
 		}
 		t.Run(m.Name, func(t *testing.T) {
 			store, err := runmutants.OpenMutant(context.Background(), m, "")

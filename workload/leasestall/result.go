@@ -21,6 +21,10 @@ const GuaranteeClaimOrder = "claim takes the highest-priority queued run"
 // holder's lease; the holder's fenced calls are rejected from then on.
 const GuaranteeInterrupt = "an interrupt ends the holder's lease"
 
+// GuaranteeVersion: a change made against a version the run has left is
+// a conflict.
+const GuaranteeVersion = "a stale expected version is a conflict"
+
 // GuaranteeTables prefixes a violation of the tables' invariants
 // (runstore.Invariants: gap-free numbering, one active run per session, tokens
 // in the claim events).
