@@ -86,7 +86,7 @@ func leaseStallScenario() Scenario {
 	return Scenario{
 		Name:    "lease-stall",
 		Length:  3600 * time.Millisecond,
-		Summary: "run store: workers claim, renew, checkpoint and finish while one stalls past its lease (paused goroutine, SIGSTOPped process) and another takes the run over; stale tokens must be rejected, one live lease per run (porcupine), tokens increasing, gap-free numbering, idempotent creates",
+		Summary: "run store: workers claim, renew, checkpoint and finish while one stalls past its lease (paused goroutine, SIGSTOPped process) and another takes the run over; stale tokens must be rejected, one live lease per run (porcupine), tokens increasing, gap-free numbering, idempotent creates, claims by priority, stale versions refused, an interrupt ending the holder's lease",
 		Needs:   runStoreNeeds(),
 		// It waits out leases: 0.95 s of CPU in 3.6 s on runs+sqlite
 		// (docs/PERFORMANCE.md).
@@ -171,6 +171,9 @@ func leaseStallResult(p Params, results []*leasestall.Result, notes []string) Re
 		for k, v := range map[string]int{"ops": r.Counts.Ops, "claims": r.Counts.Claims, "stalls": r.Counts.Stalls,
 			"past_lease_attempts": r.Counts.PastLease, "takeovers": r.Counts.Takeovers, "runs_checked": r.Counts.Runs} {
 			out.Metrics[r.Mode+"_"+k] = float64(v)
+		}
+		if r.Mode == "goroutines" { // process mode interrupts no holder
+			out.Metrics[r.Mode+"_interrupted_holders"] = float64(r.Counts.Interrupts)
 		}
 	}
 	switch {

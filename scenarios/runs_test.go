@@ -75,6 +75,11 @@ func TestLeaseStallCatchesEveryMutant(t *testing.T) {
 		"finish-ignores-token":   "stale fencing token rejected",
 		"two-active-per-session": "one active run per session",
 		"idempotency-key-nocase": "idempotent create returns one run",
+		"event-seq-global":       "table invariants",
+		"claim-by-age":           "claim takes the highest-priority queued run",
+		"requeue-deletes-lease":  "fencing tokens strictly increase",
+		"interrupt-keeps-lease":  "an interrupt ends the holder's lease",
+		"version-unchecked":      "a stale expected version is a conflict",
 	}
 	for _, m := range runmutants.Catalogue() {
 		if m.PowerLossOnly() {

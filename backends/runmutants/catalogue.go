@@ -70,6 +70,36 @@ func Catalogue() []Mutant {
 				old: "idempotency_key TEXT,", new: "idempotency_key TEXT COLLATE NOCASE,"}},
 		},
 		{
+			Name:   "version-unchecked",
+			Breaks: "a change against a stale expected version is a conflict: the run lookup lost its `AND version = :expected`, so transition_run, commit_checkpoint, finish_claim and the interrupt calls apply to whatever version the run is at, overwriting changes their caller never saw.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.RunAt },
+				old: " AND version = :expected", new: ""}},
+		},
+		{
+			Name:   "event-seq-global",
+			Breaks: "a run's events are numbered 1, 2, 3, … without gaps: the next number is the largest in the whole table + 1, as a table-wide serial column gives, so a run's events skip the numbers other runs' events took.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.AppendEvent },
+				old: "FROM run_events WHERE run_id = :run", new: "FROM run_events"}},
+		},
+		{
+			Name:   "claim-by-age",
+			Breaks: "claim_next takes the highest-priority, oldest queued run: its query orders by creation time only, so an older run of lower priority is claimed before a newer urgent one.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.NextQueued },
+				old: "ORDER BY priority DESC, created_at, id", new: "ORDER BY created_at, id"}},
+		},
+		{
+			Name:   "requeue-deletes-lease",
+			Breaks: "requeue_expired_leases puts a run back in the queue and the next claim's token is one more than the run's previous one: the sweep deletes the expired lease instead of ending it, so the next claim starts again at token 1, the token of the holder that stalled.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.RequeueEndLease },
+				old: "UPDATE run_leases SET active = 0, updated_at = :now WHERE", new: "DELETE FROM run_leases WHERE"}},
+		},
+		{
+			Name:   "interrupt-keeps-lease",
+			Breaks: "creating an interrupt makes the run wait, and its holder loses the lease: create_interrupt leaves the lease active, so the holder never sees the interrupt: it renews and passes the fence on a waiting run, and can finish it (queued, failed, cancelled) before anyone decides the interrupt.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.InterruptEndLease },
+				old: "SET active = 0, updated_at", new: "SET updated_at"}},
+		},
+		{
 			Name:        "unsynced-full",
 			Breaks:      "durability at power loss: it reports synchronous=FULL (every acknowledged write survives a power cut) but runs with synchronous=OFF, so nothing it acknowledges is fsynced; only a power cut shows it.",
 			synchronous: "OFF",

@@ -37,7 +37,7 @@ func (s *Store) AppendRunEvent(ctx context.Context, runID, typ string, data json
 		if _, err := runRow(ctx, c, runID); err != nil {
 			return err
 		}
-		if err := appendEvent(ctx, c, runID, typ, d, runstore.FormatTime(now)); err != nil {
+		if err := s.appendEvent(ctx, c, runID, typ, d, runstore.FormatTime(now)); err != nil {
 			return err
 		}
 		out, err = scanEvent(c.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM run_events
@@ -60,14 +60,14 @@ func (s *Store) AppendCheckpoint(ctx context.Context, cp runstore.Checkpoint) er
 		if _, err := runRow(ctx, c, cp.RunID); err != nil {
 			return err
 		}
-		return insertCheckpoint(ctx, c, row)
+		return s.insertCheckpoint(ctx, c, row)
 	})
 	return s.errorf("append_checkpoint", err)
 }
 
 // insertCheckpoint checks that the checkpoint's sequence is max+1, inserts
 // it and logs run.checkpoint.created, in the caller's transaction.
-func insertCheckpoint(ctx context.Context, c *sql.Conn, row runstore.CheckpointRow) error {
+func (s *Store) insertCheckpoint(ctx context.Context, c *sql.Conn, row runstore.CheckpointRow) error {
 	var last int64
 	err := c.QueryRowContext(ctx, `SELECT COALESCE(MAX(sequence), 0) FROM checkpoints WHERE run_id = ?`, row.RunID).Scan(&last)
 	if err != nil {
@@ -82,7 +82,7 @@ func insertCheckpoint(ctx context.Context, c *sql.Conn, row runstore.CheckpointR
 	if err != nil {
 		return asConflict(err, fmt.Sprintf("checkpoint %q already exists", row.ID))
 	}
-	return appendEvent(ctx, c, row.RunID, runstore.EventCheckpointCreated, runstore.CheckpointData(row.ID, row.Sequence), row.CreatedAt)
+	return s.appendEvent(ctx, c, row.RunID, runstore.EventCheckpointCreated, runstore.CheckpointData(row.ID, row.Sequence), row.CreatedAt)
 }
 
 // LatestCheckpoint implements runstore.Store.

@@ -18,7 +18,7 @@ func (s *Store) CreateInterrupt(ctx context.Context, in runstore.Interrupt, expe
 	}
 	var out runstore.RunRow
 	err = s.write(ctx, func(c *sql.Conn) error {
-		cur, err := runAt(ctx, c, in.RunID, expected)
+		cur, err := s.runAt(ctx, c, in.RunID, expected)
 		if err != nil {
 			return err
 		}
@@ -33,10 +33,10 @@ func (s *Store) CreateInterrupt(ctx context.Context, in runstore.Interrupt, expe
 		if err := setStatus(ctx, c, cur, runstore.Waiting, row.CreatedAt); err != nil {
 			return err
 		}
-		if _, err := c.ExecContext(ctx, `UPDATE run_leases SET active = 0, updated_at = ? WHERE run_id = ?`, row.CreatedAt, cur.ID); err != nil {
+		if _, err := c.ExecContext(ctx, s.st.InterruptEndLease, sql.Named("run", cur.ID), sql.Named("now", row.CreatedAt)); err != nil {
 			return err
 		}
-		if err := appendEvent(ctx, c, cur.ID, runstore.EventInterruptCreated, runstore.InterruptCreatedData(row.ID, row.Kind), row.CreatedAt); err != nil {
+		if err := s.appendEvent(ctx, c, cur.ID, runstore.EventInterruptCreated, runstore.InterruptCreatedData(row.ID, row.Kind), row.CreatedAt); err != nil {
 			return err
 		}
 		out, err = runRow(ctx, c, cur.ID)
@@ -104,7 +104,7 @@ func (s *Store) DecideInterrupt(ctx context.Context, id string, d runstore.Decis
 		if in.DecisionKind != nil {
 			return fmt.Errorf("%w: interrupt %q was already decided", runstore.ErrConflict, id)
 		}
-		cur, err := runAt(ctx, c, in.RunID, expected)
+		cur, err := s.runAt(ctx, c, in.RunID, expected)
 		if err != nil {
 			return err
 		}
@@ -118,7 +118,7 @@ func (s *Store) DecideInterrupt(ctx context.Context, id string, d runstore.Decis
 			return err
 		}
 		data := runstore.InterruptDecidedData(id, d.Kind, d.ActorID)
-		if err := appendEvent(ctx, c, cur.ID, runstore.EventInterruptDecided, data, cols.DecidedAt); err != nil {
+		if err := s.appendEvent(ctx, c, cur.ID, runstore.EventInterruptDecided, data, cols.DecidedAt); err != nil {
 			return err
 		}
 		out, err = runRow(ctx, c, cur.ID)
@@ -154,7 +154,7 @@ func (s *Store) ExpireInterrupts(ctx context.Context, now time.Time) ([]string, 
 					return err
 				}
 			}
-			if err := appendEvent(ctx, c, in.RunID, runstore.EventInterruptExpired, runstore.InterruptExpiredData(in.ID), cols.DecidedAt); err != nil {
+			if err := s.appendEvent(ctx, c, in.RunID, runstore.EventInterruptExpired, runstore.InterruptExpiredData(in.ID), cols.DecidedAt); err != nil {
 				return err
 			}
 			ids = append(ids, in.ID)

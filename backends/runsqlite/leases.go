@@ -36,8 +36,7 @@ func (s *Store) ClaimNext(ctx context.Context, worker string, lease time.Duratio
 	at := runstore.FormatTime(now)
 	var claim *runstore.Claim
 	err := s.write(ctx, func(c *sql.Conn) error {
-		cur, err := scanRun(c.QueryRowContext(ctx, `SELECT `+runColumns+` FROM runs WHERE status = ?
-			ORDER BY priority DESC, created_at, id LIMIT 1`, string(runstore.Queued)))
+		cur, err := scanRun(c.QueryRowContext(ctx, s.st.NextQueued))
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
 		}
@@ -55,7 +54,7 @@ func (s *Store) ClaimNext(ctx context.Context, worker string, lease time.Duratio
 		if err != nil {
 			return fmt.Errorf("grant lease: %w", err)
 		}
-		if err := appendEvent(ctx, c, cur.ID, runstore.EventClaimed, runstore.ClaimedData(worker, token), at); err != nil {
+		if err := s.appendEvent(ctx, c, cur.ID, runstore.EventClaimed, runstore.ClaimedData(worker, token), at); err != nil {
 			return err
 		}
 		claim, err = readClaim(ctx, c, cur.ID)
@@ -125,14 +124,14 @@ func (s *Store) CommitCheckpoint(ctx context.Context, cp runstore.Checkpoint, f 
 		if err := requireFence(ctx, c, s.st.FenceCommit, cp.RunID, f, row.CreatedAt); err != nil {
 			return err
 		}
-		cur, err := runAt(ctx, c, cp.RunID, expected)
+		cur, err := s.runAt(ctx, c, cp.RunID, expected)
 		if err != nil {
 			return err
 		}
 		if cur.Status != runstore.Running {
 			return fmt.Errorf("%w: checkpoint requires a running run, run %q is %s", runstore.ErrConflict, cur.ID, cur.Status)
 		}
-		if err := insertCheckpoint(ctx, c, row); err != nil {
+		if err := s.insertCheckpoint(ctx, c, row); err != nil {
 			return err
 		}
 		res, err := c.ExecContext(ctx, `UPDATE runs SET state_json = ?, next_nodes_json = ?, updated_at = ?,
@@ -164,7 +163,7 @@ func (s *Store) FinishClaim(ctx context.Context, req runstore.Finish) (runstore.
 		if err := requireFence(ctx, c, s.st.FenceFinish, req.RunID, req.Fence, at); err != nil {
 			return err
 		}
-		cur, err := runAt(ctx, c, req.RunID, req.ExpectedVersion)
+		cur, err := s.runAt(ctx, c, req.RunID, req.ExpectedVersion)
 		if err != nil {
 			return err
 		}
@@ -177,7 +176,7 @@ func (s *Store) FinishClaim(ctx context.Context, req runstore.Finish) (runstore.
 		if _, err := c.ExecContext(ctx, `UPDATE run_leases SET active = 0, updated_at = ? WHERE run_id = ?`, at, cur.ID); err != nil {
 			return err
 		}
-		if err := appendEvent(ctx, c, cur.ID, runstore.FinishEventType(req), data, at); err != nil {
+		if err := s.appendEvent(ctx, c, cur.ID, runstore.FinishEventType(req), data, at); err != nil {
 			return err
 		}
 		out, err = runRow(ctx, c, cur.ID)
@@ -224,10 +223,10 @@ func (s *Store) RequeueExpiredLeases(ctx context.Context, now time.Time) ([]stri
 			if err := setStatus(ctx, c, e.run, runstore.Queued, at); err != nil {
 				return err
 			}
-			if _, err := c.ExecContext(ctx, `UPDATE run_leases SET active = 0, updated_at = ? WHERE run_id = ?`, at, e.run.ID); err != nil {
+			if _, err := c.ExecContext(ctx, s.st.RequeueEndLease, sql.Named("run", e.run.ID), sql.Named("now", at)); err != nil {
 				return err
 			}
-			if err := appendEvent(ctx, c, e.run.ID, runstore.EventLeaseExpired, runstore.LeaseExpiredData(e.token), at); err != nil {
+			if err := s.appendEvent(ctx, c, e.run.ID, runstore.EventLeaseExpired, runstore.LeaseExpiredData(e.token), at); err != nil {
 				return err
 			}
 			requeued = append(requeued, e.run.ID)

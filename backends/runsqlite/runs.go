@@ -41,7 +41,7 @@ func (s *Store) CreateRun(ctx context.Context, req runstore.NewRun) (runstore.Ru
 			return asConflict(err, fmt.Sprintf("run %q already exists or session %q has an active run", row.ID, row.SessionID))
 		}
 		out = row
-		return appendEvent(ctx, c, row.ID, runstore.EventCreated, runstore.CreatedData(), row.CreatedAt)
+		return s.appendEvent(ctx, c, row.ID, runstore.EventCreated, runstore.CreatedData(), row.CreatedAt)
 	})
 	if err != nil {
 		return runstore.Run{}, s.errorf("create_run", err)
@@ -115,7 +115,7 @@ func (s *Store) TransitionRun(ctx context.Context, req runstore.Transition) (run
 	now := runstore.FormatTime(req.Now)
 	var out runstore.RunRow
 	err := s.write(ctx, func(c *sql.Conn) error {
-		cur, err := runAt(ctx, c, req.RunID, req.ExpectedVersion)
+		cur, err := s.runAt(ctx, c, req.RunID, req.ExpectedVersion)
 		if err != nil {
 			return err
 		}
@@ -135,7 +135,7 @@ func (s *Store) TransitionRun(ctx context.Context, req runstore.Transition) (run
 		if err := oneRow(res, err, cur.ID); err != nil {
 			return err
 		}
-		if err := appendEvent(ctx, c, cur.ID, runstore.EventStateChanged, runstore.StateChangedData(cur.Status, req.Target), now); err != nil {
+		if err := s.appendEvent(ctx, c, cur.ID, runstore.EventStateChanged, runstore.StateChangedData(cur.Status, req.Target), now); err != nil {
 			return err
 		}
 		out, err = runRow(ctx, c, cur.ID)
@@ -174,10 +174,9 @@ func oneRow(res sql.Result, err error, id string) error {
 
 // appendEvent appends the run's next event, numbered max+1, in the
 // caller's transaction.
-func appendEvent(ctx context.Context, c *sql.Conn, runID, typ, data, now string) error {
-	_, err := c.ExecContext(ctx, `INSERT INTO run_events(`+eventColumns+`)
-		SELECT ?, COALESCE(MAX(sequence), 0) + 1, ?, ?, ? FROM run_events WHERE run_id = ?`,
-		runID, typ, data, now, runID)
+func (s *Store) appendEvent(ctx context.Context, c *sql.Conn, runID, typ, data, now string) error {
+	_, err := c.ExecContext(ctx, s.st.AppendEvent, sql.Named("run", runID), sql.Named("type", typ),
+		sql.Named("data", data), sql.Named("now", now))
 	if err != nil {
 		return fmt.Errorf("append event %s: %w", typ, err)
 	}

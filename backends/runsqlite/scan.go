@@ -103,17 +103,19 @@ func runRow(ctx context.Context, q querier, id string) (runstore.RunRow, error) 
 	return r, err
 }
 
-// runAt reads one run and checks its version, as the seed's
-// _required_run_row followed by its version test.
-func runAt(ctx context.Context, q querier, id string, expected int64) (runstore.RunRow, error) {
-	r, err := runRow(ctx, q, id)
-	if err != nil {
+// runAt reads one run at the version the caller expects (Statements.RunAt),
+// as the seed's _required_run_row followed by its version test: a run
+// missing is runstore.ErrNotFound, one at another version a conflict.
+func (s *Store) runAt(ctx context.Context, q querier, id string, expected int64) (runstore.RunRow, error) {
+	r, err := scanRun(q.QueryRowContext(ctx, s.st.RunAt, sql.Named("id", id), sql.Named("expected", expected)))
+	if !errors.Is(err, sql.ErrNoRows) {
 		return r, err
 	}
-	if r.Version != expected {
-		return r, fmt.Errorf("%w: run %q version conflict: expected %d, found %d", runstore.ErrConflict, id, expected, r.Version)
+	// No row at the expected version: the run is missing, or at another.
+	if r, err = runRow(ctx, q, id); err != nil {
+		return r, err
 	}
-	return r, nil
+	return r, fmt.Errorf("%w: run %q version conflict: expected %d, found %d", runstore.ErrConflict, id, expected, r.Version)
 }
 
 // decode converts rows to values with their decoder.

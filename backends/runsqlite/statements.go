@@ -1,9 +1,10 @@
 package runsqlite
 
 // Statements is the SQL a variant of the store may change: the schema and
-// the lease statements that carry the contract's guarantees. Their named
-// parameters are :id, :run, :worker, :token, :expires and :now (a time in
-// runstore.TimeLayout). A correct store runs SQLite().
+// the statements that carry the contract's guarantees. Their named
+// parameters are :id, :run, :worker, :token, :expires, :expected, :type,
+// :data and :now (a time in runstore.TimeLayout). A correct store runs
+// SQLite().
 type Statements struct {
 	// Schema creates the tables and indexes if they are missing.
 	Schema []string
@@ -18,6 +19,20 @@ type Statements struct {
 	// holds the run's lease at :now, for commit_checkpoint, finish_claim
 	// and assert_fencing_token.
 	FenceCommit, FenceFinish, FenceAssert string
+	// RunAt selects run :id if it is at version :expected: the version
+	// check of every change made against an expected version.
+	RunAt string
+	// AppendEvent inserts run :run's next event (:type, :data, :now),
+	// numbered one more than the run's last.
+	AppendEvent string
+	// NextQueued selects the run claim_next takes: the queued run of
+	// highest priority, the oldest of those.
+	NextQueued string
+	// RequeueEndLease ends run :run's expired lease at :now when the sweep
+	// puts the run back in the queue; InterruptEndLease ends its lease
+	// when an interrupt makes it wait. The lease row stays, with its
+	// token: the next claim takes the token after it.
+	RequeueEndLease, InterruptEndLease string
 }
 
 // leaseColumns are the run_leases columns in runstore.LeaseRow order.
@@ -26,6 +41,9 @@ const leaseColumns = `id, run_id, holder_worker_id, expires_at, fencing_token, a
 // fenceHolds is the condition of a lease the fence holds at :now.
 const fenceHolds = `run_id = :run AND active = 1 AND holder_worker_id = :worker
 	AND fencing_token = :token AND expires_at > :now`
+
+// endLease ends run :run's lease at :now and keeps its row and token.
+const endLease = `UPDATE run_leases SET active = 0, updated_at = :now WHERE run_id = :run`
 
 // SQLite returns the seed's statements.
 func SQLite() Statements {
@@ -47,6 +65,13 @@ func SQLite() Statements {
 		FenceCommit: fence,
 		FenceFinish: fence,
 		FenceAssert: fence,
+		RunAt:       `SELECT ` + runColumns + ` FROM runs WHERE id = :id AND version = :expected`,
+		AppendEvent: `INSERT INTO run_events(` + eventColumns + `)
+			SELECT :run, COALESCE(MAX(sequence), 0) + 1, :type, :data, :now FROM run_events WHERE run_id = :run`,
+		NextQueued: `SELECT ` + runColumns + ` FROM runs WHERE status = 'queued'
+			ORDER BY priority DESC, created_at, id LIMIT 1`,
+		RequeueEndLease:   endLease,
+		InterruptEndLease: endLease,
 	}
 }
 

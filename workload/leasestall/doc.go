@@ -5,8 +5,13 @@
 // operation is recorded and the history checked (linearizability/leases):
 // the stale token is always rejected, no run is ever held by two live
 // leases, a run's fencing tokens strictly increase, event and checkpoint
-// numbers have no gaps, and idempotent creates racing each other return one
-// run.
+// numbers have no gaps, idempotent creates racing each other return one
+// run. Goroutine mode also checks that a victim claiming alone gets the
+// queued run of highest priority, its round's, though older runs of lower
+// priority wait; and, after every third round, that an interrupt made at
+// a version the holder's checkpoint has moved past is a conflict, and that
+// a holder whose run is interrupted under it, its lease not yet expired,
+// can no longer renew, pass the fence or finish the run.
 //
 // It runs in two modes:
 //

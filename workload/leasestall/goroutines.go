@@ -44,9 +44,10 @@ type goroutineRun struct {
 	claimGate sync.RWMutex
 	rng       *rand.Rand // the coordinator's; workers have their own
 
-	stalls int
-	found  []leases.Violation
-	notes  []string
+	stalls     int
+	interrupts int // holders whose run was interrupted under them
+	found      []leases.Violation
+	notes      []string
 }
 
 // RunGoroutines runs the workload with worker goroutines on an injected
@@ -88,6 +89,9 @@ func RunGoroutines(ctx context.Context, store runstore.Store, cfg Config) (*Resu
 			wg.Wait()
 			return nil, err
 		}
+		if k%3 == 2 {
+			g.interrupt(ctx, k)
+		}
 		g.progress()
 		// Let the background workers make progress between faults.
 		time.Sleep(2 * time.Millisecond)
@@ -98,7 +102,7 @@ func RunGoroutines(ctx context.Context, store runstore.Store, cfg Config) (*Resu
 	if err != nil {
 		return nil, err
 	}
-	res.Counts.Stalls = g.stalls
+	res.Counts.Stalls, res.Counts.Interrupts = g.stalls, g.interrupts
 	return res, nil
 }
 
@@ -166,6 +170,11 @@ func (g *goroutineRun) round(ctx context.Context, k int) error {
 		g.notes = append(g.notes, fmt.Sprintf("round %d: the victim found no queued run", k))
 		return nil
 	}
+	if h.priority < roundPriority {
+		g.found = append(g.found, leases.Violation{Guarantee: GuaranteeClaimOrder,
+			Detail: fmt.Sprintf("round %d: %s claimed %s, priority %d, while round-%02d, priority %d and created after it, was queued (no other claim ran)",
+				k, victim.id, h.run, h.priority, k, roundPriority)})
+	}
 	select {
 	case h = <-parked:
 	case <-done:
@@ -194,13 +203,22 @@ func (g *goroutineRun) round(ctx context.Context, k int) error {
 	return nil
 }
 
-// supply creates the round's run (priority 100, above every other) and two
-// background runs.
+// roundPriority is the priority of each round's run, above every other run
+// of the workload.
+const roundPriority = 100
+
+// supply creates two background runs and then, a logical millisecond
+// later, the round's run (roundPriority): the newest queued run is the one
+// claim_next must take, so that a store ordering the queue by age gives
+// the victim another.
 func (g *goroutineRun) supply(ctx context.Context, k int) error {
-	for j, prio := range []int64{100, int64(g.rng.IntN(10)), int64(g.rng.IntN(10))} {
-		id := fmt.Sprintf("round-%02d", k)
-		if j > 0 {
-			id = fmt.Sprintf("supply-%02d-%d", k, j)
+	prios := []int64{roundPriority, int64(g.rng.IntN(10)), int64(g.rng.IntN(10))}
+	for _, j := range []int{1, 2, 0} {
+		prio := prios[j]
+		id := fmt.Sprintf("supply-%02d-%d", k, j)
+		if j == 0 {
+			g.clk.Advance(time.Millisecond)
+			id = fmt.Sprintf("round-%02d", k)
 		}
 		_, err := g.store.CreateRun(ctx, runstore.NewRun{ID: id, TenantID: "lease-stall", SessionID: id, PlanID: "plan",
 			RevisionID: "rev", Priority: prio, State: []byte(`{"seq":0}`), Now: g.clk.Now()})
@@ -252,5 +270,94 @@ func (g *goroutineRun) serveNewHolder(ctx context.Context, k int, h holding) {
 	if err != nil {
 		g.found = append(g.found, leases.Violation{Guarantee: GuaranteeNewHolder,
 			Detail: fmt.Sprintf("round %d (%s): %s holds %s with token %d, but: %v", k, takeover(k%3), h.fence.Worker, h.run, h.fence.Token, err)})
+	}
+}
+
+// interrupt is the holder that does not see an interrupt: a worker claims
+// a fresh run (above every other priority, background claims held off) and
+// checkpoints it; an operator interrupts the run, first at the version it
+// read before the checkpoint (a conflict), then at the current one; and the
+// holder, alive and well
+// within the lease it was granted, renews, asserts its token and finishes
+// the run as failed (not queued: a run back in the queue would reach
+// background workers, whose recorded claims porcupine, which never sees
+// the interrupt, could not place).
+// The interrupt made the run wait and ended the lease, so all three must
+// be rejected. The claim is recorded; the interrupt and the holder's calls
+// go to the store directly, unrecorded: the lease register porcupine checks
+// has no interrupt in it, and the run, waiting (or failed), is in no later
+// operation of the history.
+func (g *goroutineRun) interrupt(ctx context.Context, k int) {
+	id := fmt.Sprintf("interrupted-%02d", k)
+	holder := fmt.Sprintf("holder-%02d", k)
+	note := func(format string, a ...any) {
+		g.notes = append(g.notes, fmt.Sprintf("interrupt after round %d: ", k)+fmt.Sprintf(format, a...))
+	}
+	g.claimGate.Lock()
+	_, err := g.store.CreateRun(ctx, runstore.NewRun{ID: id, TenantID: "lease-stall", SessionID: id, PlanID: "plan",
+		RevisionID: "rev", Priority: roundPriority + 1, State: []byte(`{"seq":0}`), Now: g.clk.Now()})
+	var cl *runstore.Claim
+	if err == nil {
+		cl, err = g.coord.Claim(ctx, holder, g.cfg.Lease, g.clk.Now())
+	}
+	if err == nil && cl != nil && cl.Run.ID != id {
+		// Not the run of highest priority (the rounds' victims report
+		// that): hand it back, recorded, as takeOver does.
+		_, _ = g.coord.Finish(ctx, runstore.Finish{RunID: cl.Run.ID, Fence: runstore.Fence{Worker: holder, Token: cl.Lease.Token},
+			ExpectedVersion: cl.Run.Version, Target: runstore.Queued, Now: g.clk.Now()})
+	}
+	g.claimGate.Unlock()
+	switch {
+	case err != nil:
+		note("create and claim %s: %v", id, err)
+		return
+	case cl == nil || cl.Run.ID != id:
+		note("the claim did not return %s, the queued run of highest priority", id)
+		return
+	}
+	fence := runstore.Fence{Worker: holder, Token: cl.Lease.Token}
+	// The operator read the run as the claim left it; the holder commits
+	// a checkpoint first, so the operator's interrupt, at the version it
+	// read, must be a conflict; it reads the run again and retries.
+	committed, err := g.store.CommitCheckpoint(ctx, (&worker{}).checkpoint(holding{run: id, fence: fence}, g.clk.Now()), fence, cl.Run.Version)
+	if err != nil {
+		note("%s's checkpoint on %s: %v", holder, id, err)
+		return
+	}
+	in := runstore.Interrupt{ID: id + "/approval", RunID: id, Kind: "approval", Request: []byte(`{}`), CreatedAt: g.clk.Now()}
+	run, err := g.store.CreateInterrupt(ctx, in, cl.Run.Version)
+	switch {
+	case err == nil:
+		g.found = append(g.found, leases.Violation{Guarantee: GuaranteeVersion,
+			Detail: fmt.Sprintf("create_interrupt on %s expecting version %d succeeded after %s's checkpoint had made it version %d (now version %d)",
+				id, cl.Run.Version, holder, committed.Version, run.Version)})
+	case runstore.Kind(err) != "conflict":
+		note("create_interrupt on %s at a stale version: want a conflict, got %v", id, err)
+		return
+	default:
+		if run, err = g.store.CreateInterrupt(ctx, in, committed.Version); err != nil {
+			note("create_interrupt on %s: %v", id, err)
+			return
+		}
+	}
+	now := g.clk.Now()
+	if !now.Before(cl.Lease.ExpiresAt) {
+		note("the clock passed %s's lease before it could act", holder)
+		return
+	}
+	g.interrupts++
+	seen := func(op string, err error) {
+		if err == nil {
+			g.found = append(g.found, leases.Violation{Guarantee: GuaranteeInterrupt,
+				Detail: fmt.Sprintf("after %s was interrupted (now %s), %s's %s with token %d succeeded, its lease live until %s",
+					id, run.Status, holder, op, fence.Token, runstore.FormatTime(cl.Lease.ExpiresAt))})
+		}
+	}
+	_, err = g.store.RenewLease(ctx, id, fence, g.cfg.Lease, now)
+	seen("renew_lease", err)
+	seen("assert_fencing_token", g.store.AssertFencingToken(ctx, id, fence, now))
+	if cur, err := g.store.GetRun(ctx, id); err == nil {
+		_, err = g.store.FinishClaim(ctx, runstore.Finish{RunID: id, Fence: fence, ExpectedVersion: cur.Version, Target: runstore.Failed, Now: now})
+		seen("finish_claim → failed", err)
 	}
 }

@@ -70,9 +70,9 @@ func TestGoroutinesPassOnCorrectStores(t *testing.T) {
 			}
 			mustPass(t, res)
 			c := res.Counts
-			if c.Stalls != cfg.Rounds || c.PastLease < 3*cfg.Rounds || c.Takeovers < 2*cfg.Rounds || c.Runs == 0 {
-				t.Errorf("the fault did not do its job: %+v (want %d stalls, ≥ %d operations past the lease, ≥ %d after a takeover)",
-					c, cfg.Rounds, 3*cfg.Rounds, 2*cfg.Rounds)
+			if c.Stalls != cfg.Rounds || c.PastLease < 3*cfg.Rounds || c.Takeovers < 2*cfg.Rounds || c.Interrupts != cfg.Rounds/3 || c.Runs == 0 {
+				t.Errorf("the fault did not do its job: %+v (want %d stalls, ≥ %d operations past the lease, ≥ %d after a takeover, %d holders interrupted)",
+					c, cfg.Rounds, 3*cfg.Rounds, 2*cfg.Rounds, cfg.Rounds/3)
 			}
 		})
 	}
@@ -87,6 +87,11 @@ func TestGoroutinesCatchEveryMutant(t *testing.T) {
 		"finish-ignores-token":   {leases.GuaranteeStaleToken, leases.GuaranteePastLease},
 		"two-active-per-session": {GuaranteeOneActive},
 		"idempotency-key-nocase": {GuaranteeIdempotent},
+		"event-seq-global":       {GuaranteeTables},
+		"claim-by-age":           {GuaranteeClaimOrder},
+		"requeue-deletes-lease":  {leases.GuaranteeTokens, leases.GuaranteePastLease},
+		"interrupt-keeps-lease":  {GuaranteeInterrupt},
+		"version-unchecked":      {GuaranteeVersion},
 	}
 	for _, m := range runmutants.Catalogue() {
 		if m.PowerLossOnly() {

@@ -12,6 +12,19 @@ import (
 // live lease, so its checkpoint and finish succeed.
 const GuaranteeNewHolder = "the new lease holder is served"
 
+// GuaranteeClaimOrder: claim_next takes the queued run of highest
+// priority; goroutine mode's victim, claiming alone, must get its round's
+// run.
+const GuaranteeClaimOrder = "claim takes the highest-priority queued run"
+
+// GuaranteeInterrupt: an interrupt makes the run wait and ends its
+// holder's lease; the holder's fenced calls are rejected from then on.
+const GuaranteeInterrupt = "an interrupt ends the holder's lease"
+
+// GuaranteeVersion: a change made against a version the run has left is
+// a conflict.
+const GuaranteeVersion = "a stale expected version is a conflict"
+
 // GuaranteeTables prefixes a violation of the tables' invariants
 // (runstore.Invariants: gap-free numbering, one active run per session, tokens
 // in the claim events).
@@ -45,7 +58,10 @@ type Counts struct {
 	// of the run had returned (the stale-token case proper).
 	PastLease int
 	Takeovers int
-	Runs      int // runs porcupine checked
+	// Interrupts is how many holders had their run interrupted under them
+	// (goroutine mode; their fenced calls must all fail).
+	Interrupts int
+	Runs       int // runs porcupine checked
 }
 
 // finish checks the history and the store's tables and assembles the
@@ -104,6 +120,6 @@ func count(ops []leases.Op) Counts {
 
 // Summary is one line about the result.
 func (r *Result) Summary() string {
-	return fmt.Sprintf("%s: %d ops, %d claims, %d stalls, %d operations past their lease (%d after a takeover), %d runs checked",
-		r.Mode, r.Counts.Ops, r.Counts.Claims, r.Counts.Stalls, r.Counts.PastLease, r.Counts.Takeovers, r.Counts.Runs)
+	return fmt.Sprintf("%s: %d ops, %d claims, %d stalls, %d operations past their lease (%d after a takeover), %d holders interrupted, %d runs checked",
+		r.Mode, r.Counts.Ops, r.Counts.Claims, r.Counts.Stalls, r.Counts.PastLease, r.Counts.Takeovers, r.Counts.Interrupts, r.Counts.Runs)
 }

@@ -13,11 +13,12 @@ import (
 
 // holding is what a worker knows of the claim it holds.
 type holding struct {
-	run     string
-	fence   runstore.Fence
-	version int64     // the run's version after the worker's last write
-	seq     int64     // the run's last checkpoint sequence
-	expires time.Time // the expiry the worker was last granted
+	run      string
+	fence    runstore.Fence
+	version  int64     // the run's version after the worker's last write
+	seq      int64     // the run's last checkpoint sequence
+	priority int64     // the run's priority when claimed
+	expires  time.Time // the expiry the worker was last granted
 }
 
 // worker claims runs and works on them: a few checkpoint steps, each after
@@ -73,7 +74,8 @@ func (w *worker) claim(ctx context.Context) (holding, bool) {
 	if err != nil || cl == nil {
 		return holding{}, false
 	}
-	h := holding{run: cl.Run.ID, fence: runstore.Fence{Worker: w.id, Token: cl.Lease.Token}, version: cl.Run.Version, expires: cl.Lease.ExpiresAt}
+	h := holding{run: cl.Run.ID, fence: runstore.Fence{Worker: w.id, Token: cl.Lease.Token}, version: cl.Run.Version,
+		priority: cl.Run.Priority, expires: cl.Lease.ExpiresAt}
 	// The checkpoint sequence is read, not recorded: the lease history does
 	// not need it, and a wrong guess only makes the commit conflict.
 	if cp, err := w.store.LatestCheckpoint(ctx, h.run); err == nil && cp != nil {
