@@ -159,6 +159,12 @@ func TestDueTimersRealTime(t *testing.T) {
 			due(1000, 30, 40).heal(1, "a", timer("t0", 100)), nil},
 		{"overridden in its own batch", (&timerHistory{}).commit("a", 0, "", 10, 20, ok, sched("t0", 100), sched("t0", 101)).
 			due(1000, 30, 40, timer("t0", 101)).heal(1, "a", timer("t0", 101)), nil},
+		// A schedule replaced within its own batch was never stored: no
+		// read may list it (found by the checker review; both passed).
+		{"listed though cancelled in its own batch", (&timerHistory{}).commit("a", 0, "", 10, 20, ok, sched("t0", 100), cancelT("t0")).
+			due(1000, 30, 40, timer("t0", 100)).commit("b", 1, "a", 50, 60, ok, sched("t0", 200)).heal(2, "b", timer("t0", 200)), ErrTimers},
+		{"listed though re-armed in its own batch", (&timerHistory{}).commit("a", 0, "", 10, 20, ok, sched("t0", 100), sched("t0", 150)).
+			due(120, 30, 40, timer("t0", 100)).commit("b", 1, "a", 50, 60, ok, cancelT("t0")).heal(2, "b"), ErrTimers},
 		{"read overlaps the cancel", (&timerHistory{}).commit("a", 0, "", 10, 20, ok, sched("t0", 100)).
 			commit("b", 1, "a", 30, 50, ok, cancelT("t0")).due(1000, 40, 60).heal(2, "b"), nil},
 		{"read overlaps a delete", (&timerHistory{}).commit("a", 0, "", 10, 20, ok, sched("t0", 100)).

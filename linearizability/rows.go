@@ -81,8 +81,21 @@ func (g *globalChecker) timerRead(op *Operation) {
 			g.rep.add(ErrPhantom, t.Execution, "timer %s/%s at fire_at %v matches no schedule of any recorded commit (%s)", t.Execution, t.Path, t.FireAt, opAt(op))
 		case g.decided(o.op) && !g.won(o.op):
 			g.rep.add(ErrAtomicity, t.Execution, "%s %s but its timer %s/%s (fire_at %v) exists (%s)", name(o.op), fate(o.op), t.Execution, t.Path, t.FireAt, opAt(op))
+		case overridden(o):
+			// The batch's timer ops apply in order, in one transaction:
+			// a schedule a later op of the same batch replaces is never
+			// seen by anyone.
+			g.rep.add(ErrTimers, t.Execution, "%s lists timer %s/%s at fire_at %v, which %s scheduled and replaced in the same batch: it was never stored",
+				dueAt(op), t.Execution, t.Path, t.FireAt, name(o.op))
 		}
 	}
+}
+
+// overridden reports whether the timer op o.i of o's batch is followed, in
+// the same batch, by another op on its path.
+func overridden(o owner) bool {
+	path := o.op.Input.Timers[o.i].Path
+	return slices.ContainsFunc(o.op.Input.Timers[o.i+1:], func(u TimerRef) bool { return u.Path == path })
 }
 
 // notDueCount says how many timers a read lists that are not due, when
@@ -218,7 +231,7 @@ func (g *globalChecker) timerReads(reads []*Operation, deletes map[timerKey][]*O
 			continue
 		}
 		for j, t := range o.Input.Timers {
-			if t.Action != "schedule" || slices.ContainsFunc(o.Input.Timers[j+1:], func(u TimerRef) bool { return u.Path == t.Path }) {
+			if t.Action != "schedule" || overridden(owner{o, j}) {
 				continue // overridden within its own batch: never stored
 			}
 			k := timerKey{o.Execution, t.Path, t.FireAt}
