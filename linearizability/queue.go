@@ -246,7 +246,7 @@ func (g *globalChecker) queuePresence(q *queueState) {
 			}
 			gone := EndOfHistory
 			for _, a := range acks {
-				if a.Return >= op.Call {
+				if a.returnTime() >= op.Call {
 					gone = min(gone, a.Call)
 				}
 			}

@@ -275,3 +275,25 @@ func wantVerdict(t *testing.T, h History, want error) {
 	}
 	t.Log(rep.Err)
 }
+
+// TestIndeterminateWithAStoredReturn: an indeterminate operation returns at
+// EndOfHistory whatever its return_ns says (a history written by hand or by
+// another tool may store when its error came back). An ack or delete_timer
+// called before the entry or timer existed may still take effect after it:
+// the final tables may lack it. Both histories failed before (found by the
+// checker review).
+func TestIndeterminateWithAStoredReturn(t *testing.T) {
+	t.Run("ack", func(t *testing.T) {
+		h := History{Meta: DefaultMeta(), Ops: []Operation{
+			{Client: 1, Kind: KindAckOutbox, Input: Input{Seq: 1}, Output: Output{Outcome: OutcomeIndeterminate, Error: "timeout"}, Call: 5, Return: 6},
+			{Client: 2, Kind: KindCommit, Execution: "e1", Input: Input{Data: "a#0000abcd", Emits: []EmitRef{{EventID: "a/e0"}}}, Output: Output{Outcome: OutcomeOK}, Call: 10, Return: 20},
+		}}
+		h.Ops = append(h.Ops, (&timerHistory{}).heal(1, "a").Ops...)
+		wantVerdict(t, h, nil)
+	})
+	t.Run("delete_timer", func(t *testing.T) {
+		h := (&timerHistory{}).del("t0", 100, 2, 0, OutcomeIndeterminate).commit("a", 0, "", 10, 20, OutcomeOK, sched("t0", 100)).heal(1, "a")
+		h.Ops[0].Return = 4
+		wantVerdict(t, h, nil)
+	})
+}

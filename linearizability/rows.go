@@ -240,7 +240,7 @@ func (g *globalChecker) timerReads(reads []*Operation, deletes map[timerKey][]*O
 				gone = ts[0].Call
 			}
 			for _, d := range deletes[k] {
-				if d.Return >= o.Call {
+				if d.returnTime() >= o.Call {
 					gone = min(gone, d.Call)
 				}
 			}
@@ -307,7 +307,7 @@ func (g *globalChecker) finalTimers(exec string, final map[[2]string]float64, de
 		// commit was called (a delete of an absent timer is a no-op).
 		var okDelete, anyDelete bool
 		for _, d := range deletes[timerKey{exec, path, l.ref.FireAt}] {
-			if d.Return < l.by.Call {
+			if d.returnTime() < l.by.Call {
 				continue
 			}
 			anyDelete = true
