@@ -235,10 +235,7 @@ func (g *globalChecker) queuePresence(q *queueState) {
 	}
 	var dues []due
 	for op := range g.winner {
-		after := op.Return
-		if op.Output.Outcome != OutcomeOK {
-			after = EndOfHistory
-		}
+		after := g.takenBy(op) // EndOfHistory for an indeterminate winner nothing showed
 		for _, k := range q.spec.keys(op) {
 			acks := unknown
 			if seq, seen := q.seqOf[k]; seen {

@@ -65,24 +65,28 @@ func (r resolution) merge(other resolution) {
 }
 
 // resolveCommits settles the indeterminate commits and saves of executions
-// whose chain is known.
+// whose chain is known. It also brings an acknowledged winner's return
+// forward to the first observation of its version or a later one: the
+// register partition needs no help there, but the trace partition does,
+// where the winner's step must be listed by a read_trace called after a
+// load showed its version (an answer showing part of a commit otherwise).
 func (g *globalChecker) resolveCommits() resolution {
 	res := newResolution()
-	firstSeen := g.firstObservations()
+	g.seen = g.firstObservations()
 	for _, exec := range g.execs {
 		if !g.chainOK[exec] {
 			continue
 		}
-		seen := firstSeen[exec]
+		seen := g.seen[exec]
 		for _, op := range g.byExec[exec] {
-			if op.Output.Outcome != OutcomeIndeterminate {
+			if op.Output.Outcome != OutcomeIndeterminate && op.Output.Outcome != OutcomeOK {
 				continue
 			}
 			v, won := g.winner[op]
 			switch {
-			case !won:
+			case !won && op.Output.Outcome == OutcomeIndeterminate:
 				res.drop[op] = true
-			case v < int64(len(seen)) && seen[v] < EndOfHistory:
+			case won && v < int64(len(seen)) && seen[v] < op.returnTime():
 				res.ret[op] = max(seen[v], op.Call)
 			}
 		}

@@ -227,8 +227,9 @@ func (g *globalChecker) timerReads(reads []*Operation, deletes map[timerKey][]*O
 	var dues []due
 	keyOf := map[string]timerKey{}
 	for o := range g.winner {
-		if o.Output.Outcome != OutcomeOK {
-			continue
+		after := g.takenBy(o)
+		if after == EndOfHistory {
+			continue // an indeterminate winner nothing showed: the heal read is finalTimers'
 		}
 		for j, t := range o.Input.Timers {
 			if t.Action != "schedule" || overridden(owner{o, j}) {
@@ -246,7 +247,7 @@ func (g *globalChecker) timerReads(reads []*Operation, deletes map[timerKey][]*O
 			}
 			key := tkey(k.exec, k.path, k.fireAt)
 			keyOf[key] = k
-			dues = append(dues, due{key: key, owner: o, after: o.Return, gone: gone, fireAt: t.FireAt})
+			dues = append(dues, due{key: key, owner: o, after: after, gone: gone, fireAt: t.FireAt})
 		}
 	}
 	var live []*Operation
