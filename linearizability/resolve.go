@@ -25,9 +25,11 @@ import (
 //     effect, it was trimmed before every read, and all a read can see of it
 //     is that the indices moved up by one. Such appends are left out of the
 //     partition as "anonymous"; each read_trace carries how many of them were
-//     called before it returned, and the model lets the count of anonymous
-//     appends grow up to that bound (model.go). Porcupine would otherwise try
-//     every subset of them at every read.
+//     called before it returned, and before the append of the oldest entry
+//     it lists returned (an unseen append sits below that entry), and the
+//     model lets the count of anonymous appends grow up to that bound
+//     (model.go). Porcupine would otherwise try every subset of them at
+//     every read.
 //
 // A store that breaks these assumptions still fails: a read that saw a
 // dropped write's data, or an entry a dropped append wrote, matches no write
@@ -189,8 +191,18 @@ func (g *globalChecker) resolveAppends(res resolution) {
 		if op.Kind != KindReadTrace || op.Output.Outcome != OutcomeOK {
 			continue
 		}
+		// An unseen append the read counts sits below the oldest entry it
+		// lists (the ring is contiguous up to its newest entry, and every
+		// entry from there up is listed): it took effect before that
+		// entry's append returned, so it was called by then.
+		by := op.Return
+		if items := op.Output.Trace; len(items) > 0 {
+			if w := g.traces[items[0].Entry]; w != nil {
+				by = min(by, w.returnTime())
+			}
+		}
 		for _, a := range anonOf[op.Execution] {
-			if a.Call < op.Return {
+			if a.Call <= by {
 				res.maxAnon[op]++
 			}
 		}
