@@ -73,6 +73,11 @@ type globalChecker struct {
 	// tables, which show a winner's side-rows (observations.go).
 	seen    map[string][]int64
 	shownAt map[string][]shownAt
+	// taken holds the winners that surely took effect before they
+	// returned, and when (takenBy).
+	taken map[*Operation]int64
+	// carrierList is carriers' result, once made.
+	carrierList map[procKey][]*Operation
 
 	final finalTables
 }

@@ -45,9 +45,23 @@ func (g *globalChecker) observations() map[string][]shownAt {
 		}
 		out[o.Execution] = s
 	}
+	var steps wideFilter // the winners' trace steps: most listed entries are not
+	for _, chain := range g.atVer {
+		for _, op := range chain {
+			if op != nil && op.Input.Trace != "" {
+				if steps == nil {
+					steps = newWideFilter()
+				}
+				steps.add(op.Input.Trace)
+			}
+		}
+	}
 	for i := range g.h.Ops {
 		r := &g.h.Ops[i]
-		if r.Output.Outcome != OutcomeOK {
+		if r.Output.Outcome != OutcomeOK || r.Heal {
+			// A heal read binds nothing called after it but other heal
+			// reads, which the final-table checks hold to the winners;
+			// and it lists every row there is.
 			continue
 		}
 		switch r.Kind {
@@ -71,9 +85,15 @@ func (g *globalChecker) observations() map[string][]shownAt {
 			}
 		case KindReadTrace:
 			// The newest winner's step the read lists implies every older
-			// winner: one lookup or two per read, not one per entry.
+			// winner: about one lookup per read, not one per entry.
 			items := r.Output.Trace
+			if steps == nil {
+				continue
+			}
 			for j := len(items) - 1; j >= 0; j-- {
+				if !steps.has(items[j].Entry) {
+					continue
+				}
 				if o := g.traces[items[j].Entry]; o != nil && o.Kind.IsCommit() && g.won(o) && o.Execution == r.Execution {
 					note(o, r)
 					break
@@ -92,25 +112,41 @@ func (g *globalChecker) observations() map[string][]shownAt {
 	return out
 }
 
-// observe fills g.shownAt, which the checks after it read.
-func (g *globalChecker) observe() { g.shownAt = g.observations() }
+// observe fills g.shownAt and g.taken, which the checks after it read.
+func (g *globalChecker) observe() {
+	g.shownAt = g.observations()
+	g.taken = map[*Operation]int64{}
+	for _, exec := range g.execs {
+		seen, shown := g.seen[exec], g.shownAt[exec]
+		if len(seen) == 0 && len(shown) == 0 {
+			continue
+		}
+		for v, op := range g.atVer[exec] {
+			if op == nil {
+				continue
+			}
+			at := op.returnTime()
+			if v < len(seen) {
+				at = min(at, seen[v])
+			}
+			if v < len(shown) {
+				at = min(at, shown[v].at)
+			}
+			if at = max(at, op.Call); at < op.returnTime() {
+				g.taken[op] = at
+			}
+		}
+	}
+}
 
 // takenBy is a time by which the winner op surely took effect: its return
 // when acknowledged, else EndOfHistory, or earlier the return of the first
 // operation that showed its version, a later one, or a side-row of either.
 func (g *globalChecker) takenBy(op *Operation) int64 {
-	at := op.returnTime()
-	v, ok := g.winner[op]
-	if !ok {
+	if at, ok := g.taken[op]; ok {
 		return at
 	}
-	if s := g.seen[op.Execution]; v < int64(len(s)) {
-		at = min(at, s[v])
-	}
-	if s := g.shownAt[op.Execution]; v < int64(len(s)) {
-		at = min(at, s[v].at)
-	}
-	return max(at, op.Call)
+	return op.returnTime()
 }
 
 // staleAfterShown checks the primary's register reads against the side-rows
@@ -118,24 +154,29 @@ func (g *globalChecker) takenBy(op *Operation) int64 {
 // version of the winner whose side-row was shown, or later, and an event
 // a shown winner processed must read as processed.
 func (g *globalChecker) staleAfterShown() {
-	if len(g.shownAt) == 0 {
+	first := EndOfHistory // the earliest return of a read that showed anything
+	for _, s := range g.shownAt {
+		if len(s) > 0 {
+			first = min(first, s[0].at)
+		}
+	}
+	if first == EndOfHistory {
 		return
 	}
-	firstCarrier := map[procKey]int64{} // lowest winning version carrying each event
-	for _, exec := range g.execs {
-		for _, op := range g.byExec[exec] {
-			if v, ok := g.winner[op]; ok && op.Input.EventID != "" {
-				k := procKey{exec, op.Input.EventID}
-				if w, ok := firstCarrier[k]; !ok || v < w {
-					firstCarrier[k] = v
-				}
+	// carrier is the lowest version a winner carrying k's event wrote.
+	carrier := func(k procKey) (int64, bool) {
+		low, ok := int64(0), false
+		for _, op := range g.carriers()[k] {
+			if v, won := g.winner[op]; won && (!ok || v < low) {
+				low, ok = v, true
 			}
 		}
+		return low, ok
 	}
 	reported := map[string]bool{}
 	for i := range g.h.Ops {
 		op := &g.h.Ops[i]
-		if op.Output.Outcome != OutcomeOK || op.Replica != "" || reported[op.Execution] ||
+		if op.Call <= first || op.Output.Outcome != OutcomeOK || op.Replica != "" || reported[op.Execution] ||
 			(op.Kind != KindLoad && op.Kind != KindLoadForEvent && op.Kind != KindIsProcessed) {
 			continue
 		}
@@ -156,7 +197,7 @@ func (g *globalChecker) staleAfterShown() {
 			}
 		}
 		if what == "" && op.Kind != KindLoad && !op.Output.Processed {
-			if v, ok := firstCarrier[procKey{op.Execution, op.Input.EventID}]; ok && v < int64(len(s)) && s[v].at < op.Call {
+			if v, ok := carrier(procKey{op.Execution, op.Input.EventID}); ok && v < int64(len(s)) && s[v].at < op.Call {
 				by = s[v]
 				what = "said event " + op.Input.EventID + " was not processed"
 			}

@@ -228,7 +228,29 @@ func (f *idFilter) has(s string) bool {
 	return f[h/64]&(1<<(h%64)) != 0
 }
 
-func filterHash(s string) uint32 {
+func filterHash(s string) uint32 { return filterHashBitsOf(s, filterHashBits) }
+
+// wideFilter is an idFilter of 1<<wideHashBits bits (512 KiB), for sets of
+// up to a few hundred thousand ids: observations filters every winner's
+// trace step with one.
+type wideFilter []uint64
+
+const wideHashBits = 22
+
+func newWideFilter() wideFilter { return make(wideFilter, 1<<wideHashBits/64) }
+
+func (f wideFilter) add(s string) {
+	h := filterHashBitsOf(s, wideHashBits)
+	f[h/64] |= 1 << (h % 64)
+}
+
+func (f wideFilter) has(s string) bool {
+	h := filterHashBitsOf(s, wideHashBits)
+	return f[h/64]&(1<<(h%64)) != 0
+}
+
+// filterHashBitsOf is the filters' hash of s, in bits bits.
+func filterHashBitsOf(s string, bits uint) uint32 {
 	x := uint64(len(s))
 	if len(s) >= 8 {
 		x ^= binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[len(s)-8:]), 8))
@@ -237,5 +259,5 @@ func filterHash(s string) uint32 {
 			x = x<<8 ^ uint64(s[i])
 		}
 	}
-	return uint32((x * 0x9e3779b97f4a7c15) >> (64 - filterHashBits))
+	return uint32((x * 0x9e3779b97f4a7c15) >> (64 - bits))
 }
