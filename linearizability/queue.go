@@ -321,7 +321,10 @@ func missing(reads []*Operation, dues []due, listed func(*Operation) map[string]
 			switch {
 			case d.gone < r.Call:
 				continue // possibly removed for good
-			case d.gone < r.returnTime() || in[d.key] || reported[d.key] || (exempt != nil && exempt(r, d)):
+			case d.gone <= r.returnTime() || in[d.key] || reported[d.key] || (exempt != nil && exempt(r, d)):
+				// A removal called at the instant the read returned
+				// overlaps it, as porcupine orders a call before a return
+				// of the same time.
 				kept = append(kept, d)
 				continue
 			}
