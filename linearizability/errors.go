@@ -20,7 +20,8 @@ var (
 	// winners do not form one chain up to the final version.
 	ErrLostUpdate = errors.New("lost update")
 	// ErrAtomicity: a commit's side-writes exist although its CAS lost, or
-	// are missing although it won.
+	// are missing although it won; or one read showed part of a commit (a
+	// queue or due_timers read listing some of its rows and not others).
 	ErrAtomicity = errors.New("atomicity")
 	// ErrEffectOnce: a dedupe marker of a winning commit is missing, or one
 	// that was seen disappeared.

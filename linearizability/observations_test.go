@@ -133,3 +133,43 @@ func TestSideRowsTieToTheRegister(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) { wantVerdict(t, c.h, c.want) })
 	}
 }
+
+// TestNoReadShowsPartOfABatch: a queue or due_timers read that lists one
+// row of a commit was linearized after it, so it lists the commit's other
+// rows there too, unless one may have been removed before it returned (or,
+// a timer, is not due at its now). The Illegal cases passed before (found
+// by the checker review).
+func TestNoReadShowsPartOfABatch(t *testing.T) {
+	ok := OutcomeOK
+	emits := Input{Emits: []EmitRef{{EventID: "a/e0"}, {EventID: "a/e1"}}}
+	e0 := []OutboxItem{{Seq: 1, EventID: "a/e0"}}
+	both := []OutboxItem{{Seq: 1, EventID: "a/e0"}, {Seq: 2, EventID: "a/e1"}}
+	timers := Input{Timers: []TimerRef{sched("t0", 5), sched("t1", 6)}}
+	t0 := []DueTimerItem{{Execution: "e1", Path: "t0", FireAt: 5}}
+	dueBoth := []DueTimerItem{{Execution: "e1", Path: "t0", FireAt: 5}, {Execution: "e1", Path: "t1", FireAt: 6}}
+	spawns := Input{Spawns: []string{"k1", "k2"}}
+	k1 := []SpawnItem{{Seq: 1, Parent: "e1", Child: "k1"}}
+	kBoth := []SpawnItem{{Seq: 1, Parent: "e1", Child: "k1"}, {Seq: 2, Parent: "e1", Child: "k2"}}
+	dueAt := func(now float64, call, ret int64, ts []DueTimerItem) Operation {
+		return Operation{Kind: KindDueTimers, Input: Input{Now: now}, Output: Output{Timers: ts}, Call: call, Return: ret}
+	}
+	for _, c := range []struct {
+		name string
+		h    History
+		want error // nil: Ok
+	}{
+		{"one emit of two", (&xh{}).commit("a", 0, "", 10, 100, ok, emits).
+			read(KindPendingOutbox, Output{Outbox: e0}, 20, 30).heal(1, "a", Output{Outbox: both}), ErrAtomicity},
+		{"one emit of two, the other acknowledged meanwhile", (&xh{}).commit("a", 0, "", 10, 100, ok, emits).
+			add(Operation{Kind: KindAckOutbox, Input: Input{Seq: 2}, Call: 15, Return: 25}).
+			read(KindPendingOutbox, Output{Outbox: e0}, 20, 30).heal(1, "a", Output{Outbox: e0}), nil},
+		{"one spawn of two", (&xh{}).commit("a", 0, "", 10, 100, ok, spawns).
+			read(KindPendingSpawns, Output{Spawns: k1}, 20, 30).heal(1, "a", Output{Spawns: kBoth}), ErrAtomicity},
+		{"one due timer of two", (&xh{}).commit("a", 0, "", 10, 100, ok, timers).
+			add(dueAt(10, 20, 30, t0)).heal(1, "a", Output{Timers: dueBoth}), ErrAtomicity},
+		{"one timer of two, the other not due", (&xh{}).commit("a", 0, "", 10, 100, ok, timers).
+			add(dueAt(5.5, 20, 30, t0)).heal(1, "a", Output{Timers: dueBoth}), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) { wantVerdict(t, c.h, c.want) })
+	}
+}

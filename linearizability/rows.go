@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // timers checks every due_timers read on its own (each timer listed once,
@@ -273,6 +274,20 @@ func (g *globalChecker) timerReads(reads []*Operation, deletes map[timerKey][]*O
 		}
 		g.rep.add(ErrTimers, k.exec, "%s misses timer %s/%s (fire_at %v) of %s (v%d), scheduled %s before it was called, and neither cancelled nor deleted before it returned",
 			dueAt(r), k.exec, k.path, k.fireAt, name(d.owner), g.winner[d.owner], since(r.Call-d.after))
+	})
+	rows := func(r *Operation) []shownRow {
+		out := make([]shownRow, 0, len(r.Output.Timers))
+		for _, t := range r.Output.Timers {
+			if o, ok := g.fires[timerKey{t.Execution, t.Path, t.FireAt}]; ok {
+				out = append(out, shownRow{tkey(t.Execution, t.Path, t.FireAt), o.op})
+			}
+		}
+		return out
+	}
+	partial(live, dues, rows, notDue, reported, func(r *Operation, shown string, d due) {
+		k := keyOf[d.key]
+		g.rep.add(ErrAtomicity, k.exec, "%s lists timer %s of %s but not its timer %s/%s (fire_at %v), due too: a reader saw part of a commit",
+			dueAt(r), strings.ReplaceAll(shown, "\x00", "/"), name(d.owner), k.exec, k.path, k.fireAt)
 	})
 }
 
