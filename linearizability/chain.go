@@ -104,8 +104,12 @@ func (g *globalChecker) holder(op *Operation) string {
 }
 
 // carriers lists, per dedupe marker, the commits that carry its event, in
-// history order.
+// history order. It is made once, by the first check of the rows stage
+// that asks (they run one after another).
 func (g *globalChecker) carriers() map[procKey][]*Operation {
+	if g.carrierList != nil {
+		return g.carrierList
+	}
 	out := map[procKey][]*Operation{}
 	for _, exec := range g.execs {
 		for _, op := range g.byExec[exec] {
@@ -115,6 +119,7 @@ func (g *globalChecker) carriers() map[procKey][]*Operation {
 			}
 		}
 	}
+	g.carrierList = out
 	return out
 }
 

@@ -306,8 +306,14 @@ func checkPartitions(ctx context.Context, h History, opt Options, rep *Report, r
 	if err := ctx.Err(); err != nil {
 		rep.Notes = append(rep.Notes, "linearizability check stopped early: "+err.Error())
 	}
-	if n := len(res.drop) + len(res.ret) + len(res.anon); n > 0 {
+	took := 0 // res.ret also holds acknowledged winners observed before they returned
+	for op := range res.ret {
+		if op.Output.Outcome == OutcomeIndeterminate {
+			took++
+		}
+	}
+	if n := len(res.drop) + took + len(res.anon); n > 0 {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("%d indeterminate operations settled by witnesses: %d had no effect, %d took effect, %d unseen appends counted",
-			n, len(res.drop), len(res.ret), len(res.anon)))
+			n, len(res.drop), took, len(res.anon)))
 	}
 }

@@ -20,7 +20,8 @@ var (
 	// winners do not form one chain up to the final version.
 	ErrLostUpdate = errors.New("lost update")
 	// ErrAtomicity: a commit's side-writes exist although its CAS lost, or
-	// are missing although it won.
+	// are missing although it won; or one read showed part of a commit (a
+	// queue or due_timers read listing some of its rows and not others).
 	ErrAtomicity = errors.New("atomicity")
 	// ErrEffectOnce: a dedupe marker of a winning commit is missing, or one
 	// that was seen disappeared.
@@ -36,7 +37,10 @@ var (
 	// still there after, or showed one acknowledged (cancelled, deleted)
 	// before it was called that the final tables no longer hold: the read
 	// was served from an old state, and nothing was lost or delivered
-	// twice.
+	// twice. Also: a load, load_for_event or is_processed of the primary
+	// showed an execution before a commit, or its event unprocessed, when a
+	// read of another table that returned before it was called had listed
+	// a row of that commit (observations.go).
 	ErrStaleRead = errors.New("stale read")
 	// ErrDeliveryOrder: seqs not ascending, reused, or out of version order
 	// across the commits of one execution; or a due_timers read not

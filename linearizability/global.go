@@ -24,7 +24,9 @@ import (
 //     commit is decided by the chain, and its side-writes must follow;
 //   - every row of every table must belong to a winner (queue.go, rows.go);
 //   - the queue and due_timers reads must show what real time requires:
-//     a winner's row from when its commit returned until its removal
+//     a winner's row from when it took effect (its commit returned, or
+//     a read showed its version or one of its rows: observations.go)
+//     until its removal
 //     (ack, cancel, re-arm, delete) may have been called, and no row
 //     after its removal returned (queue.go, rows.go). These read checks
 //     run without heal reads too, as far as the witnesses alone allow.
@@ -65,6 +67,17 @@ type globalChecker struct {
 	winner  map[*Operation]int64 // winning commit → the version it wrote
 	atVer   map[string][]*Operation
 	chainOK map[string]bool // the execution's winners are known
+	// seen is, per execution and version v, the earliest return of a
+	// register operation that showed version v or a later one
+	// (firstObservations); shownAt, the same for the reads of the other
+	// tables, which show a winner's side-rows (observations.go).
+	seen    map[string][]int64
+	shownAt map[string][]shownAt
+	// taken holds the winners that surely took effect before they
+	// returned, and when (takenBy).
+	taken map[*Operation]int64
+	// carrierList is carriers' result, once made.
+	carrierList map[procKey][]*Operation
 
 	final finalTables
 }
@@ -141,7 +154,7 @@ func (g *globalChecker) checkRows(ctx context.Context) error {
 	case !g.ready:
 		return nil
 	default:
-		steps = append(steps, step(g.dedupe), step(g.atomicReads), g.queueOf(outboxQueue), g.queueOf(spawnQueue),
+		steps = append(steps, step(g.observe), step(g.staleAfterShown), step(g.dedupe), step(g.atomicReads), g.queueOf(outboxQueue), g.queueOf(spawnQueue),
 			step(g.timers), step(g.traceRings), step(g.replicaReads))
 	}
 	for _, run := range steps {

@@ -235,10 +235,7 @@ func (g *globalChecker) queuePresence(q *queueState) {
 	}
 	var dues []due
 	for op := range g.winner {
-		after := op.Return
-		if op.Output.Outcome != OutcomeOK {
-			after = EndOfHistory
-		}
+		after := g.takenBy(op) // EndOfHistory for an indeterminate winner nothing showed
 		for _, k := range q.spec.keys(op) {
 			acks := unknown
 			if seq, seen := q.seqOf[k]; seen {
@@ -246,7 +243,7 @@ func (g *globalChecker) queuePresence(q *queueState) {
 			}
 			gone := EndOfHistory
 			for _, a := range acks {
-				if a.Return >= op.Call {
+				if a.returnTime() >= op.Call {
 					gone = min(gone, a.Call)
 				}
 			}
@@ -282,6 +279,67 @@ func (g *globalChecker) queuePresence(q *queueState) {
 				name(d.owner), g.winner[d.owner], q.spec.entry, d.key, q.spec.table, opAt(r))
 		}
 	})
+	rows := func(r *Operation) []shownRow {
+		items := q.spec.items(r)
+		out := make([]shownRow, 0, len(items))
+		for _, it := range items {
+			if o, ok := q.spec.owners[it.key]; ok {
+				out = append(out, shownRow{it.key, o.op})
+			}
+		}
+		return out
+	}
+	partial(q.reads, dues, rows, nil, q.reported, func(r *Operation, shown string, d due) {
+		g.rep.add(ErrAtomicity, d.owner.Execution, "%s lists %s %s of %s but not its %s %s: a reader saw part of a commit",
+			opAt(r), q.spec.entry, shown, name(d.owner), q.spec.entry, d.key)
+	})
+}
+
+// shownRow is a row a read listed and the attempt that wrote it.
+type shownRow struct {
+	key   string
+	owner *Operation
+}
+
+// partial checks that no read of the primary (heal reads aside: they are
+// held to every winner) lists part of a winner's rows in a table: a read
+// that lists one of them was linearized after the commit, so it lists
+// every other (dues, by owner) that was not removed by an operation called
+// before it returned, or exempt. report is called once per key.
+func partial(reads []*Operation, dues []due, rows func(*Operation) []shownRow, exempt func(*Operation, due) bool, reported map[string]bool, report func(*Operation, string, due)) {
+	byOwner := map[*Operation][]int{}
+	for i, d := range dues {
+		byOwner[d.owner] = append(byOwner[d.owner], i)
+	}
+	for _, r := range reads {
+		if r.Heal {
+			continue
+		}
+		shown := rows(r)
+		if len(shown) == 0 {
+			continue
+		}
+		in := make(map[string]bool, len(shown))
+		for _, s := range shown {
+			in[s.key] = true
+		}
+		done := map[*Operation]bool{}
+		for _, s := range shown {
+			idx := byOwner[s.owner]
+			if len(idx) < 2 || done[s.owner] {
+				continue
+			}
+			done[s.owner] = true
+			for _, i := range idx {
+				d := dues[i]
+				if in[d.key] || reported[d.key] || d.gone <= r.returnTime() || (exempt != nil && exempt(r, d)) {
+					continue
+				}
+				reported[d.key] = true
+				report(r, s.key, d)
+			}
+		}
+	}
 }
 
 // due is a row some reads must list: those called after after (every heal
@@ -324,7 +382,10 @@ func missing(reads []*Operation, dues []due, listed func(*Operation) map[string]
 			switch {
 			case d.gone < r.Call:
 				continue // possibly removed for good
-			case d.gone < r.returnTime() || in[d.key] || reported[d.key] || (exempt != nil && exempt(r, d)):
+			case d.gone <= r.returnTime() || in[d.key] || reported[d.key] || (exempt != nil && exempt(r, d)):
+				// A removal called at the instant the read returned
+				// overlaps it, as porcupine orders a call before a return
+				// of the same time.
 				kept = append(kept, d)
 				continue
 			}

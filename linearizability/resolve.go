@@ -25,9 +25,11 @@ import (
 //     effect, it was trimmed before every read, and all a read can see of it
 //     is that the indices moved up by one. Such appends are left out of the
 //     partition as "anonymous"; each read_trace carries how many of them were
-//     called before it returned, and the model lets the count of anonymous
-//     appends grow up to that bound (model.go). Porcupine would otherwise try
-//     every subset of them at every read.
+//     called before it returned, and before the append of the oldest entry
+//     it lists returned (an unseen append sits below that entry), and the
+//     model lets the count of anonymous appends grow up to that bound
+//     (model.go). Porcupine would otherwise try every subset of them at
+//     every read.
 //
 // A store that breaks these assumptions still fails: a read that saw a
 // dropped write's data, or an entry a dropped append wrote, matches no write
@@ -65,24 +67,28 @@ func (r resolution) merge(other resolution) {
 }
 
 // resolveCommits settles the indeterminate commits and saves of executions
-// whose chain is known.
+// whose chain is known. It also brings an acknowledged winner's return
+// forward to the first observation of its version or a later one: the
+// register partition needs no help there, but the trace partition does,
+// where the winner's step must be listed by a read_trace called after a
+// load showed its version (an answer showing part of a commit otherwise).
 func (g *globalChecker) resolveCommits() resolution {
 	res := newResolution()
-	firstSeen := g.firstObservations()
+	g.seen = g.firstObservations()
 	for _, exec := range g.execs {
 		if !g.chainOK[exec] {
 			continue
 		}
-		seen := firstSeen[exec]
+		seen := g.seen[exec]
 		for _, op := range g.byExec[exec] {
-			if op.Output.Outcome != OutcomeIndeterminate {
+			if op.Output.Outcome != OutcomeIndeterminate && op.Output.Outcome != OutcomeOK {
 				continue
 			}
 			v, won := g.winner[op]
 			switch {
-			case !won:
+			case !won && op.Output.Outcome == OutcomeIndeterminate:
 				res.drop[op] = true
-			case v < int64(len(seen)) && seen[v] < EndOfHistory:
+			case won && v < int64(len(seen)) && seen[v] < op.returnTime():
 				res.ret[op] = max(seen[v], op.Call)
 			}
 		}
@@ -185,8 +191,18 @@ func (g *globalChecker) resolveAppends(res resolution) {
 		if op.Kind != KindReadTrace || op.Output.Outcome != OutcomeOK {
 			continue
 		}
+		// An unseen append the read counts sits below the oldest entry it
+		// lists (the ring is contiguous up to its newest entry, and every
+		// entry from there up is listed): it took effect before that
+		// entry's append returned, so it was called by then.
+		by := op.Return
+		if items := op.Output.Trace; len(items) > 0 {
+			if w := g.traces[items[0].Entry]; w != nil {
+				by = min(by, w.returnTime())
+			}
+		}
 		for _, a := range anonOf[op.Execution] {
-			if a.Call < op.Return {
+			if a.Call <= by {
 				res.maxAnon[op]++
 			}
 		}
@@ -212,7 +228,29 @@ func (f *idFilter) has(s string) bool {
 	return f[h/64]&(1<<(h%64)) != 0
 }
 
-func filterHash(s string) uint32 {
+func filterHash(s string) uint32 { return filterHashBitsOf(s, filterHashBits) }
+
+// wideFilter is an idFilter of 1<<wideHashBits bits (512 KiB), for sets of
+// up to a few hundred thousand ids: observations filters every winner's
+// trace step with one.
+type wideFilter []uint64
+
+const wideHashBits = 22
+
+func newWideFilter() wideFilter { return make(wideFilter, 1<<wideHashBits/64) }
+
+func (f wideFilter) add(s string) {
+	h := filterHashBitsOf(s, wideHashBits)
+	f[h/64] |= 1 << (h % 64)
+}
+
+func (f wideFilter) has(s string) bool {
+	h := filterHashBitsOf(s, wideHashBits)
+	return f[h/64]&(1<<(h%64)) != 0
+}
+
+// filterHashBitsOf is the filters' hash of s, in bits bits.
+func filterHashBitsOf(s string, bits uint) uint32 {
 	x := uint64(len(s))
 	if len(s) >= 8 {
 		x ^= binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[len(s)-8:]), 8))
@@ -221,5 +259,5 @@ func filterHash(s string) uint32 {
 			x = x<<8 ^ uint64(s[i])
 		}
 	}
-	return uint32((x * 0x9e3779b97f4a7c15) >> (64 - filterHashBits))
+	return uint32((x * 0x9e3779b97f4a7c15) >> (64 - bits))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // timers checks every due_timers read on its own (each timer listed once,
@@ -81,8 +82,21 @@ func (g *globalChecker) timerRead(op *Operation) {
 			g.rep.add(ErrPhantom, t.Execution, "timer %s/%s at fire_at %v matches no schedule of any recorded commit (%s)", t.Execution, t.Path, t.FireAt, opAt(op))
 		case g.decided(o.op) && !g.won(o.op):
 			g.rep.add(ErrAtomicity, t.Execution, "%s %s but its timer %s/%s (fire_at %v) exists (%s)", name(o.op), fate(o.op), t.Execution, t.Path, t.FireAt, opAt(op))
+		case overridden(o):
+			// The batch's timer ops apply in order, in one transaction:
+			// a schedule a later op of the same batch replaces is never
+			// seen by anyone.
+			g.rep.add(ErrTimers, t.Execution, "%s lists timer %s/%s at fire_at %v, which %s scheduled and replaced in the same batch: it was never stored",
+				dueAt(op), t.Execution, t.Path, t.FireAt, name(o.op))
 		}
 	}
+}
+
+// overridden reports whether the timer op o.i of o's batch is followed, in
+// the same batch, by another op on its path.
+func overridden(o owner) bool {
+	path := o.op.Input.Timers[o.i].Path
+	return slices.ContainsFunc(o.op.Input.Timers[o.i+1:], func(u TimerRef) bool { return u.Path == path })
 }
 
 // notDueCount says how many timers a read lists that are not due, when
@@ -214,11 +228,12 @@ func (g *globalChecker) timerReads(reads []*Operation, deletes map[timerKey][]*O
 	var dues []due
 	keyOf := map[string]timerKey{}
 	for o := range g.winner {
-		if o.Output.Outcome != OutcomeOK {
-			continue
+		after := g.takenBy(o)
+		if after == EndOfHistory {
+			continue // an indeterminate winner nothing showed: the heal read is finalTimers'
 		}
 		for j, t := range o.Input.Timers {
-			if t.Action != "schedule" || slices.ContainsFunc(o.Input.Timers[j+1:], func(u TimerRef) bool { return u.Path == t.Path }) {
+			if t.Action != "schedule" || overridden(owner{o, j}) {
 				continue // overridden within its own batch: never stored
 			}
 			k := timerKey{o.Execution, t.Path, t.FireAt}
@@ -227,13 +242,13 @@ func (g *globalChecker) timerReads(reads []*Operation, deletes map[timerKey][]*O
 				gone = ts[0].Call
 			}
 			for _, d := range deletes[k] {
-				if d.Return >= o.Call {
+				if d.returnTime() >= o.Call {
 					gone = min(gone, d.Call)
 				}
 			}
 			key := tkey(k.exec, k.path, k.fireAt)
 			keyOf[key] = k
-			dues = append(dues, due{key: key, owner: o, after: o.Return, gone: gone, fireAt: t.FireAt})
+			dues = append(dues, due{key: key, owner: o, after: after, gone: gone, fireAt: t.FireAt})
 		}
 	}
 	var live []*Operation
@@ -259,6 +274,20 @@ func (g *globalChecker) timerReads(reads []*Operation, deletes map[timerKey][]*O
 		}
 		g.rep.add(ErrTimers, k.exec, "%s misses timer %s/%s (fire_at %v) of %s (v%d), scheduled %s before it was called, and neither cancelled nor deleted before it returned",
 			dueAt(r), k.exec, k.path, k.fireAt, name(d.owner), g.winner[d.owner], since(r.Call-d.after))
+	})
+	rows := func(r *Operation) []shownRow {
+		out := make([]shownRow, 0, len(r.Output.Timers))
+		for _, t := range r.Output.Timers {
+			if o, ok := g.fires[timerKey{t.Execution, t.Path, t.FireAt}]; ok {
+				out = append(out, shownRow{tkey(t.Execution, t.Path, t.FireAt), o.op})
+			}
+		}
+		return out
+	}
+	partial(live, dues, rows, notDue, reported, func(r *Operation, shown string, d due) {
+		k := keyOf[d.key]
+		g.rep.add(ErrAtomicity, k.exec, "%s lists timer %s of %s but not its timer %s/%s (fire_at %v), due too: a reader saw part of a commit",
+			dueAt(r), strings.ReplaceAll(shown, "\x00", "/"), name(d.owner), k.exec, k.path, k.fireAt)
 	})
 }
 
@@ -294,7 +323,7 @@ func (g *globalChecker) finalTimers(exec string, final map[[2]string]float64, de
 		// commit was called (a delete of an absent timer is a no-op).
 		var okDelete, anyDelete bool
 		for _, d := range deletes[timerKey{exec, path, l.ref.FireAt}] {
-			if d.Return < l.by.Call {
+			if d.returnTime() < l.by.Call {
 				continue
 			}
 			anyDelete = true
