@@ -257,15 +257,34 @@ func (g *goroutineRun) takeOver(ctx context.Context, k int, runID, worker string
 }
 
 // serveNewHolder checkpoints and finishes the taken-over run: on a correct
-// store both succeed.
+// store both succeed while the new holder's lease lasts. The background
+// workers move the logical clock while these calls wait for the store (a
+// starved writer on a loaded machine): a call made at or past the lease's
+// expiry may be refused, so it is not made, and the round says why.
 func (g *goroutineRun) serveNewHolder(ctx context.Context, k int, h holding) {
 	if cp, err := g.store.LatestCheckpoint(ctx, h.run); err == nil && cp != nil {
 		h.seq = cp.Sequence
 	}
+	now := func(call string) (time.Time, bool) {
+		t := g.clk.Now()
+		if !t.Before(h.expires) {
+			g.notes = append(g.notes, fmt.Sprintf("round %d: %s's lease on %s ran out on the logical clock (the other workers moved it %v past the expiry) before its %s; not made",
+				k, h.fence.Worker, h.run, t.Sub(h.expires), call))
+			return t, false
+		}
+		return t, true
+	}
 	w := &worker{}
-	run, err := g.coord.Commit(ctx, w.checkpoint(h, g.clk.Now()), h.fence, h.version)
+	t, ok := now("checkpoint")
+	if !ok {
+		return
+	}
+	run, err := g.coord.Commit(ctx, w.checkpoint(h, t), h.fence, h.version)
 	if err == nil {
-		_, err = g.coord.Finish(ctx, runstore.Finish{RunID: h.run, Fence: h.fence, ExpectedVersion: run.Version, Target: runstore.Completed, Now: g.clk.Now()})
+		if t, ok = now("finish"); !ok {
+			return
+		}
+		_, err = g.coord.Finish(ctx, runstore.Finish{RunID: h.run, Fence: h.fence, ExpectedVersion: run.Version, Target: runstore.Completed, Now: t})
 	}
 	if err != nil {
 		g.found = append(g.found, leases.Violation{Guarantee: GuaranteeNewHolder,
