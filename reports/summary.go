@@ -41,8 +41,10 @@ type Summary struct {
 	// Started and Finished are when the command began and ended (UTC).
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
-	// Verdict is the overall verdict (Overall) and Counts the runs per
-	// verdict.
+	// Verdict is the overall verdict: the runs' (Overall) under the gate
+	// (Judge), never PASS where the gate failed; Counts the runs per
+	// verdict. A summary made before Judge may say PASS where a NOT RUN
+	// failed its gate: Gate.ExitCode is what CI saw.
 	Verdict Verdict         `json:"verdict,omitempty"`
 	Counts  map[Verdict]int `json:"counts,omitempty"`
 	// Storecheck and Host say which binary made the summary, and where.

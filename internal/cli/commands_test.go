@@ -260,6 +260,15 @@ func TestGateHeadlineAgreesWithExitCode(t *testing.T) {
 			t.Errorf("%s does not say %q (%v)", f, want, err)
 		}
 	}
+	// summary.json's own verdict is no PASS where the gate failed: a
+	// reader of the file alone sees what CI saw.
+	sum, err := reports.ReadSummary(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Verdict != reports.NotRun || sum.Gate.ExitCode != ExitFail {
+		t.Errorf("summary.json: verdict %s, gate exit %d; want NOT RUN where the gate failed on a NOT RUN", sum.Verdict, sum.Gate.ExitCode)
+	}
 	dir = t.TempDir()
 	code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,crash-recovery",
 		"--checks", "5", "--fail-on-not-run", "--out", dir, "--quiet")

@@ -71,7 +71,7 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 		then(sum)
 	}
 	sum.Finish(build(), host(), time.Now())
-	sum.Gate = reports.Decide(sum, reports.Policy{NotRun: policy, AcceptKnown: o.acceptKnown, Interrupted: ctx.Err() != nil})
+	sum.Judge(reports.Policy{NotRun: policy, AcceptKnown: o.acceptKnown, Interrupted: ctx.Err() != nil})
 	code := sum.Gate.ExitCode
 	path := filepath.Join(o.dir, "summary.json")
 	if err := reports.WriteJSON(path, sum); err != nil {
