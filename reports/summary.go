@@ -101,6 +101,16 @@ type Shard struct {
 	PlanDigest string `json:"plan_digest,omitempty"`
 }
 
+// Position is the number of s.Runs[i] as the reports and its folder
+// (runs/NN-…) number it: its position in the whole plan on a shard's or a
+// merged summary (Run.Index), else its place in Runs, from 1.
+func (s *Summary) Position(i int) int {
+	if n := s.Runs[i].Index; n > 0 {
+		return n
+	}
+	return i + 1
+}
+
 // Holds reports whether position i (from 1) of the plan is in the shard.
 func (s Shard) Holds(i int) bool { return (i-1)%s.N == s.K-1 }
 

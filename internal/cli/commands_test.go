@@ -665,3 +665,51 @@ func TestCheckLeaseHistory(t *testing.T) {
 		t.Errorf("check of a lease history cut at a line: exit %d, want 2 saying it was cut\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestReplayRunOfAShardIsItsPlanPosition: --run N on a shard's summary is
+// run N as the report numbers it (its folder runs/NN-…, the plan's
+// position), not the Nth run the shard holds; a run of another shard is
+// refused in one line, and the replay names the original by the same
+// number.
+func TestReplayRunOfAShardIsItsPlanPosition(t *testing.T) {
+	dir := t.TempDir()
+	shard := filepath.Join(dir, "s2")
+	if code, _, stderr := run(t, "qualify", "--backends", "memory:,sqlite::memory:", "--scenarios", "conformance,concurrent", "--checks", "3", "--ops", "100",
+		"--seed", "4", "--shard", "2/2", "--out", shard, "--quiet"); code != ExitOK {
+		t.Fatalf("shard 2/2: exit %d: %s", code, stderr)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(shard, "summary.json"))
+	if err != nil || len(sum.Runs) != 2 || sum.Runs[0].Index != 2 || sum.Runs[1].Index != 4 {
+		t.Fatalf("shard 2/2 of 4 runs: %v %+v", err, sum)
+	}
+	for _, c := range []struct {
+		args []string
+		want reports.Run
+		n    int
+	}{
+		{[]string{"--run", "4"}, sum.Runs[1], 4},
+		{[]string{"--run", "2"}, sum.Runs[0], 2},
+		{[]string{"--backend", "sqlite::memory:"}, sum.Runs[1], 4},
+	} {
+		out := filepath.Join(dir, fmt.Sprintf("replay-%d-%s", c.n, c.args[0][2:]))
+		code, _, stderr := run(t, append(append([]string{"replay"}, c.args...), "--out", out, "--quiet", shard)...)
+		if code != ExitOK {
+			t.Fatalf("replay %v: exit %d: %s", c.args, code, stderr)
+		}
+		got, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
+		if err != nil || len(got.Runs) != 1 {
+			t.Fatalf("replay %v: %v %+v", c.args, err, got)
+		}
+		r := got.Runs[0]
+		if r.Backend != c.want.Backend || r.Scenario != c.want.Scenario {
+			t.Errorf("replay %v replayed %s on %s; want run %d, %s on %s", c.args, r.Scenario, r.Backend, c.n, c.want.Scenario, c.want.Backend)
+		}
+		if want := fmt.Sprintf("%s#%d", shard, c.n); r.Replay == nil || r.Replay.Of != want {
+			t.Errorf("replay %v: of %+v; want %s", c.args, r.Replay, want)
+		}
+	}
+	code, stdout, stderr := run(t, "replay", "--run", "3", "--out", filepath.Join(dir, "r3"), shard)
+	if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "shard 1/2") {
+		t.Errorf("--run 3 of shard 2/2: exit %d, stderr %q; want 2 and one line saying run 3 is in shard 1/2", code, stderr)
+	}
+}
