@@ -713,3 +713,43 @@ func TestReplayRunOfAShardIsItsPlanPosition(t *testing.T) {
 		t.Errorf("--run 3 of shard 2/2: exit %d, stderr %q; want 2 and one line saying run 3 is in shard 1/2", code, stderr)
 	}
 }
+
+// TestOutOverAnEarlierReportDropsItsClaims: --out naming an earlier
+// report's folder removes that report's summary.json and rendered files
+// before the runs start, so that a storecheck killed mid-run (SIGKILL, a
+// CI job's timeout) leaves no PASS of the earlier runs beside the new
+// runs' folders; a summary.json that is not storecheck's is left alone.
+func TestOutOverAnEarlierReportDropsItsClaims(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "report")
+	if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--seed", "1", "--out", dir, "--quiet"); code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	files := []string{reports.SummaryFile, reports.MarkdownFile, reports.HTMLFile, reports.JUnitFile}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("the first run wrote no %s: %v", f, err)
+		}
+	}
+	// What a run into dir does before its runs start.
+	if err := prepareOut(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s of the earlier report is still there while the new runs go", f)
+		}
+	}
+	mine := filepath.Join(t.TempDir(), "mine")
+	if err := os.MkdirAll(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, reports.SummaryFile), []byte(`{"not":"storecheck"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := prepareOut(mine); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(mine, reports.SummaryFile)); err != nil {
+		t.Errorf("a summary.json that is not storecheck's was removed: %v", err)
+	}
+}
