@@ -49,6 +49,15 @@ func TestBadInput(t *testing.T) {
 		{"bad checks", []string{"run", "--checks", "0", "--out", dir}, "--checks must be at least 1"},
 		{"stray argument", []string{"run", "extra"}, `unexpected argument "extra"`},
 		{"unwritable output", []string{"run", "--out", filepath.Join(file, "sub")}, "output folder"},
+		// An empty value is a mistake (an unset variable in a CI script),
+		// never a way to ask for the default.
+		{"empty --out of run", []string{"run", "--backend", "memory:", "--scenario", "conformance", "--out", ""}, `--out "" names nothing`},
+		{"empty --out of qualify", []string{"qualify", "--out", " "}, `--out " " names nothing`},
+		{"empty --out of mutants", []string{"mutants", "--out", ""}, `--out "" names nothing`},
+		{"empty --out of check", []string{"check", "--out", "", file}, `--out "" names nothing`},
+		{"empty --md of diff", []string{"diff", "--md", "", dir, dir}, `--md "" names nothing`},
+		{"empty --backend of replay", []string{"replay", "--backend", "", dir}, `--backend "" names nothing`},
+		{"empty --rqlited", []string{"qualify", "--rqlited", "", "--out", dir}, `--rqlited "" names nothing`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
