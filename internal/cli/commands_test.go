@@ -22,7 +22,10 @@ func TestCommandErrors(t *testing.T) {
 	malformed := filepath.Join(dir, "bad.jsonl")
 	notJSON := filepath.Join(dir, "summary.json")
 	metaOnly := filepath.Join(dir, "meta.jsonl")
-	for path, body := range map[string]string{file: "", malformed: "{\"client\":0,\"kind\":\"commit\"\n", notJSON: "not json", metaOnly: "{\"meta\":{\"trace_max\":10}}\n"} {
+	// A summary whose run records an option no run has (edited by hand).
+	zeroOps := filepath.Join(dir, "zero-ops.json")
+	zeroOpsBody := `{"seed":1,"runs":[{"backend":"memory:","scenario":"concurrent","verdict":"PASS","seed":1,"reproduce":"x","duration_ms":1,"ops":1,"options":{"ops":"0"}}]}`
+	for path, body := range map[string]string{file: "", malformed: "{\"client\":0,\"kind\":\"commit\"\n", notJSON: "not json", metaOnly: "{\"meta\":{\"trace_max\":10}}\n", zeroOps: zeroOpsBody} {
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -50,6 +53,8 @@ func TestCommandErrors(t *testing.T) {
 		{"check bad timeout", []string{"check", "--timeout", "-1s", malformed}, "--timeout must be positive"},
 		{"replay without a summary", []string{"replay"}, "usage: storecheck replay"},
 		{"replay not a summary", []string{"replay", notJSON}, "not a storecheck summary"},
+		// The option is the summary's, not a flag the command line gave.
+		{"replay of an option no run has", []string{"replay", "--out", filepath.Join(dir, "r"), zeroOps}, "run 1 of " + zeroOps + " records ops=0: at least 1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

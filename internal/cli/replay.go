@@ -76,7 +76,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	fs2 := flag.NewFlagSet("defaults", flag.ContinueOnError)
 	k.register(fs2) // defaults, overridden by what the run recorded
 	if err := k.fromOptions(r.Options); err != nil {
-		return ExitUsage, err
+		return ExitUsage, usagef("run %d of %s %v", n, path, err)
 	}
 	if err := validateBackends([]string{url}); err != nil {
 		return ExitUsage, err
