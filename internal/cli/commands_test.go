@@ -758,3 +758,22 @@ func TestOutOverAnEarlierReportDropsItsClaims(t *testing.T) {
 		t.Errorf("a summary.json that is not storecheck's was removed: %v", err)
 	}
 }
+
+// TestLatestThatIsNoLinkIsRefusedFirst: a storecheck-out/latest that is
+// not a link (a folder someone made, a file) is refused in one line before
+// anything runs, not found after the runs, when their table was never
+// printed and the command exited 2.
+func TestLatestThatIsNoLinkIsRefusedFirst(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.MkdirAll(filepath.Join(OutRoot, "latest"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "2", "--quiet")
+	if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "latest") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing run and one line naming latest", code, stdout, stderr)
+	}
+	entries, _ := os.ReadDir(OutRoot)
+	if len(entries) != 1 {
+		t.Errorf("%d entries under %s, want latest alone: the run made a report folder", len(entries), OutRoot)
+	}
+}

@@ -134,6 +134,11 @@ func (o *outputFlags) resolve() error {
 	if o.dir != "" {
 		return prepareOut(o.dir)
 	}
+	// latest is replaced once the summary is written (publish): what is
+	// not a link there would be found only after the runs.
+	if info, err := os.Lstat(filepath.Join(OutRoot, "latest")); err == nil && info.Mode()&fs.ModeSymlink == 0 {
+		return usagef("%s is not the link storecheck keeps to the newest report (it is a %s): move it away, or give --out", filepath.Join(OutRoot, "latest"), fileKind(info))
+	}
 	var id [3]byte
 	_, _ = rand.Read(id[:])
 	name := time.Now().UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(id[:])
@@ -236,6 +241,14 @@ func ownRunsFolder(dir string) error {
 		}
 	}
 	return nil
+}
+
+// fileKind names what info describes, for an error: "folder" or "file".
+func fileKind(info fs.FileInfo) string {
+	if info.IsDir() {
+		return "folder"
+	}
+	return "file"
 }
 
 func unwrapPath(err error) error {
