@@ -53,6 +53,12 @@ func TestCommandErrors(t *testing.T) {
 		{"check bad timeout", []string{"check", "--timeout", "-1s", malformed}, "--timeout must be positive"},
 		{"replay without a summary", []string{"replay"}, "usage: storecheck replay"},
 		{"replay not a summary", []string{"replay", notJSON}, "not a storecheck summary"},
+		// A knob a scenario of the plan cannot run with is bad usage, not
+		// a NOT RUN: under qualify's default rule that passed the gate.
+		{"qualify with more clients than the workload takes", []string{"qualify", "--backends", "memory:", "--scenarios", "conformance,concurrent", "--clients", "5000", "--out", filepath.Join(dir, "k1")}, "concurrent cannot run with the flags given: workload: clients must be 1..1000, got 5000"},
+		{"qualify's default scenarios with too many executions", []string{"qualify", "--backends", "memory:", "--executions", "200000", "--out", filepath.Join(dir, "k2")}, "executions must be 1..100000"},
+		{"run with a duration past the workload's", []string{"run", "--backend", "memory:", "--scenario", "concurrent", "--duration", "2h", "--out", filepath.Join(dir, "k3")}, "concurrent cannot run with the flags given: workload: duration must be 0..1h0m0s, got 2h0m0s"},
+		{"the replica-lag sweep with more clients than it takes", []string{"run", "--backend", "lagsim:" + filepath.Join(dir, "p.db"), "--scenario", "replica-lag-conflict", "--clients", "300", "--out", filepath.Join(dir, "k4")}, "replica-lag-conflict cannot run with the flags given: replicalag: clients must be 1..256, got 300"},
 		// The option is the summary's, not a flag the command line gave.
 		{"replay of an option no run has", []string{"replay", "--out", filepath.Join(dir, "r"), zeroOps}, "run 1 of " + zeroOps + " records ops=0: at least 1"},
 	}
@@ -66,6 +72,11 @@ func TestCommandErrors(t *testing.T) {
 				t.Errorf("want one line saying %q, got:\n%s", c.want, stderr)
 			}
 		})
+	}
+	for _, k := range []string{"k1", "k2", "k3", "k4"} {
+		if _, err := os.Stat(filepath.Join(dir, k)); err == nil {
+			t.Errorf("a refused knob left its output folder %s: the runs started", k)
+		}
 	}
 }
 
