@@ -788,3 +788,31 @@ func TestLatestThatIsNoLinkIsRefusedFirst(t *testing.T) {
 		t.Errorf("%d entries under %s, want latest alone: the run made a report folder", len(entries), OutRoot)
 	}
 }
+
+// TestDoubleDashEndsTheFlags: after "--" every argument is a positional
+// one, as the flag package and every other command line has it: a history
+// named "-h.jsonl" is checked, not refused as an unexpected argument, and
+// merge takes its shards after "--" too.
+func TestDoubleDashEndsTheFlags(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "concurrent", "--ops", "50", "--seed", "1", "--out", "r", "--quiet"); code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join("r", "runs", "01-memory-concurrent", "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("-h.jsonl", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := run(t, "check", "--timeout", "1m", "--", "-h.jsonl"); code != ExitOK || !strings.Contains(stdout, "PASS") {
+		t.Errorf("check -- -h.jsonl: exit %d, stdout %q, stderr %q; want the history checked", code, stdout, stderr)
+	}
+	if code, _, stderr := run(t, "check", "--", "-h.jsonl", "extra"); code != ExitUsage || !strings.Contains(stderr, `unexpected argument "extra"`) {
+		t.Errorf("check -- -h.jsonl extra: exit %d, stderr %q; want 2 and the extra argument named", code, stderr)
+	}
+	qualifyTwoShards(t)
+	if code, _, stderr := run(t, "merge", "--out", "m", "--quiet", "--", "s1", "s2"); code != ExitOK {
+		t.Errorf("merge -- s1 s2: exit %d: %s", code, stderr)
+	}
+}
