@@ -226,3 +226,18 @@ func TestOutKeepsAForeignRunsFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestNoCommandIsUsageOnStderr: storecheck without a command is bad usage:
+// the list of commands goes to stderr with exit 2, stdout stays empty (a
+// script reading it got the usage as output); help with more than one
+// command is refused, not answered with the general usage and exit 0.
+func TestNoCommandIsUsageOnStderr(t *testing.T) {
+	code, stdout, stderr := run(t)
+	if code != ExitUsage || stdout != "" || !strings.Contains(stderr, "usage: storecheck COMMAND") {
+		t.Errorf("no command: exit %d, stdout %q, stderr %q; want 2 and the usage on stderr", code, stdout, stderr)
+	}
+	code, stdout, stderr = run(t, "help", "run", "extra")
+	if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, `"extra"`) {
+		t.Errorf("help run extra: exit %d, stdout %q, stderr %q; want 2 and one line naming the extra argument", code, stdout, stderr)
+	}
+}
