@@ -74,6 +74,8 @@ func TestOpenErrors(t *testing.T) {
 		{"libsql:", `libsql: empty database path`},
 		{"sqlite:/tmp/x.db?sync=full", `sqlite: unknown URL parameter "sync"`},
 		{"libsql:/tmp/x.db?synchronous=fast", `libsql: synchronous must be OFF, NORMAL, FULL or EXTRA, got "fast"`},
+		// Two settings are no setting: the last was taken silently.
+		{"sqlite:/tmp/x.db?synchronous=full&synchronous=off", `sqlite: parameter "synchronous" given 2 times`},
 		{"sqlite:" + missing, `does not exist`},
 		{"libsql:" + missing, `does not exist`},
 		{"exec:", `backend exec: no command`},
@@ -89,6 +91,19 @@ func TestOpenErrors(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Open(%q) = %q, want one line containing %q", c.url, err, c.want)
+		}
+	}
+}
+
+// A file URL that sets synchronous= twice is refused, as every other URL
+// refuses a repeated parameter, not opened with the last setting.
+func TestRepeatedSynchronousIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, scheme := range []string{"sqlite", "libsql", "runs+sqlite"} {
+		url := scheme + ":" + filepath.Join(dir, "x.db") + "?synchronous=full&synchronous=off"
+		want := scheme + `: parameter "synchronous" given 2 times`
+		if err := Validate(url); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Validate(%q) = %v, want %q", url, err, want)
 		}
 	}
 }

@@ -90,6 +90,13 @@ type Config struct {
 	Progress *atomic.Int64
 }
 
+// Validate says what in c Run would refuse, whatever the target, before
+// anything is started (storecheck refuses such flags as bad usage).
+func (c Config) Validate() error {
+	_, err := c.normalize(&Target{})
+	return err
+}
+
 // normalize fills defaults and rejects impossible values.
 func (c Config) normalize(t *Target) (Config, error) {
 	if c.Clients == 0 {

@@ -58,7 +58,8 @@ type verdictCount struct {
 
 // runView is one run and what its folder holds.
 type runView struct {
-	// Index is the run's 1-based position in the summary.
+	// Index is the run's number (Summary.Position): on a shard's summary
+	// its position in the whole plan, as its folder's.
 	Index int
 	Run
 	// Outcome is what a run expected to FAIL showed (Outcomes); "" for
@@ -85,7 +86,7 @@ func load(dir string, s *Summary, date time.Time) *report {
 	counts := map[Verdict]int{}
 	outcomes := Outcomes(s.Runs)
 	for i, r := range s.Runs {
-		v := &runView{Index: i + 1, Run: ScrubRun(r), Outcome: outcomes[i]}
+		v := &runView{Index: s.Position(i), Run: ScrubRun(r), Outcome: outcomes[i]}
 		counts[r.Verdict]++
 		switch {
 		case v.Outcome == Caught:

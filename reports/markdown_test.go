@@ -142,3 +142,17 @@ func TestHeadlineIsTheGates(t *testing.T) {
 		}
 	}
 }
+
+// TestShardNumbersRunsAsThePlan: a shard's report numbers its runs as
+// their folders (runs/NN-…) and the other shards' reports do, by their
+// position in the whole plan, not 1, 2, … within the shard.
+func TestShardNumbersRunsAsThePlan(t *testing.T) {
+	sum := Summary{Seed: 1, Shard: &Shard{K: 2, N: 2, Plan: 4}, Runs: []Run{
+		{Backend: "memory:", Scenario: "concurrent", Index: 2, Verdict: Pass, Seed: 1, Reproduce: "x"},
+		{Backend: "sqlite::memory:", Scenario: "concurrent", Index: 4, Verdict: Fail, Seed: 1, Reproduce: "y", Reason: "lost update"},
+	}}
+	sum.Judge(Policy{})
+	if md := renderSummary(t, sum); !strings.Contains(md, "#### 4. `sqlite::memory:` · concurrent") {
+		t.Errorf("the shard's failure is not numbered 4, as its folder and the plan:\n%s", md)
+	}
+}

@@ -43,9 +43,10 @@ func (s *Summary) Finish(b Build, h Host, at time.Time) {
 	s.Verdict = s.Overall()
 }
 
-// Overall is the summary's verdict: FAIL when a run failed, else
+// Overall is the runs' verdict: FAIL when a run failed, else
 // INTERRUPTED when one was interrupted, else PASS when one passed, else
-// NOT RUN (nothing could run).
+// NOT RUN (nothing could run). The summary's own (Summary.Verdict) is
+// this under its gate (Judge): no PASS where the gate failed.
 func (s *Summary) Overall() Verdict {
 	has := map[Verdict]bool{}
 	for _, r := range s.Runs {
@@ -60,6 +61,25 @@ func (s *Summary) Overall() Verdict {
 		return Pass
 	}
 	return NotRun
+}
+
+// Judge decides s's gate under p (Decide) and sets the summary's verdict
+// to the runs' (Overall) under it, so that summary.json never says PASS
+// where the exit code failed: a gate failed with every run PASS or NOT RUN
+// failed on a NOT RUN (--fail-on-not-run, or run's and replay's rule), and
+// the verdict is NOT RUN; an interrupted command's (exit 130) is
+// INTERRUPTED. The other way round a verdict keeps what the runs found: a
+// FAIL accepted as a known upstream issue (--accept-known, exit 0) is
+// still FAIL, which the gate's headline explains.
+func (s *Summary) Judge(p Policy) {
+	s.Gate = Decide(s, p)
+	s.Verdict = s.Overall()
+	if s.Verdict == Pass && s.Gate.ExitCode != ExitPassed {
+		s.Verdict = NotRun
+		if s.Gate.ExitCode == ExitInterrupted {
+			s.Verdict = Interrupted
+		}
+	}
 }
 
 // Gate is a summary's exit code and the reasons for it.

@@ -41,8 +41,10 @@ type Summary struct {
 	// Started and Finished are when the command began and ended (UTC).
 	Started  time.Time `json:"started,omitzero"`
 	Finished time.Time `json:"finished,omitzero"`
-	// Verdict is the overall verdict (Overall) and Counts the runs per
-	// verdict.
+	// Verdict is the overall verdict: the runs' (Overall) under the gate
+	// (Judge), never PASS where the gate failed; Counts the runs per
+	// verdict. A summary made before Judge may say PASS where a NOT RUN
+	// failed its gate: Gate.ExitCode is what CI saw.
 	Verdict Verdict         `json:"verdict,omitempty"`
 	Counts  map[Verdict]int `json:"counts,omitempty"`
 	// Storecheck and Host say which binary made the summary, and where.
@@ -97,6 +99,16 @@ type Shard struct {
 	// the same; storecheck merge refuses shards that differ, or that
 	// carry none (made before it was recorded).
 	PlanDigest string `json:"plan_digest,omitempty"`
+}
+
+// Position is the number of s.Runs[i] as the reports and its folder
+// (runs/NN-…) number it: its position in the whole plan on a shard's or a
+// merged summary (Run.Index), else its place in Runs, from 1.
+func (s *Summary) Position(i int) int {
+	if n := s.Runs[i].Index; n > 0 {
+		return n
+	}
+	return i + 1
 }
 
 // Holds reports whether position i (from 1) of the plan is in the shard.

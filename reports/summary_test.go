@@ -134,3 +134,37 @@ func TestReplayThatDidNotRunComparesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestJudgeNeverPassesAFailedGate: the summary's verdict follows the gate
+// where the runs alone would say PASS (a NOT RUN the rule fails, the
+// command interrupted), and keeps what the runs found otherwise.
+func TestJudgeNeverPassesAFailedGate(t *testing.T) {
+	pass := Run{Verdict: Pass}
+	known := Run{Verdict: Fail, KnownIssue: "raft-heartbeat-term-race"}
+	notRun := Run{Verdict: NotRun, Reason: "no rqlited"}
+	notApplicable := Run{Verdict: NotRun, NotApplicable: true}
+	for _, c := range []struct {
+		name string
+		runs []Run
+		p    Policy
+		want Verdict
+	}{
+		{"all pass", []Run{pass}, Policy{}, Pass},
+		{"a not run, qualify", []Run{pass, notRun}, Policy{}, Pass},
+		{"a not run, --fail-on-not-run", []Run{pass, notRun}, Policy{NotRun: NotRunFailsUnderFlag}, NotRun},
+		{"a not run, run", []Run{pass, notRun}, Policy{NotRun: NotRunFailsRun}, NotRun},
+		{"not applicable, --fail-on-not-run", []Run{pass, notApplicable}, Policy{NotRun: NotRunFailsUnderFlag}, Pass},
+		{"interrupted after the runs", []Run{pass}, Policy{Interrupted: true}, Interrupted},
+		{"a known issue, accepted", []Run{pass, known}, Policy{AcceptKnown: true}, Fail},
+		{"nothing checked", []Run{notRun}, Policy{}, NotRun},
+	} {
+		s := &Summary{Seed: 1, Runs: c.runs}
+		s.Judge(c.p)
+		if s.Verdict != c.want {
+			t.Errorf("%s: verdict %s (gate exit %d); want %s", c.name, s.Verdict, s.Gate.ExitCode, c.want)
+		}
+		if s.Verdict == Pass && s.Gate.ExitCode != ExitPassed {
+			t.Errorf("%s: PASS with gate exit %d", c.name, s.Gate.ExitCode)
+		}
+	}
+}

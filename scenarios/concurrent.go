@@ -23,6 +23,13 @@ func concurrentScenario() Scenario {
 		Summary: "many clients at once; the history checked for linearizability with porcupine, plus atomicity, delivery, dedupe and timer checks (on replica backends each client reads from a replica of its own, held to the replica rules)",
 		Needs:   []backends.Capability{backends.ExecutionStore},
 		Run:     runConcurrent,
+		Knobs: func(p Params) error {
+			c := workload.Config{Clients: p.Clients, Executions: p.Executions, Ops: p.Ops, Duration: p.Duration}
+			if p.Duration > 0 {
+				c.Ops = 0 // as runConcurrent: the duration bounds the run
+			}
+			return c.Validate()
+		},
 	}
 }
 

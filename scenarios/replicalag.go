@@ -29,6 +29,9 @@ func replicaLagScenario() Scenario {
 		Needs: []backends.Capability{backends.ExecutionStore, backends.Replicas},
 		Cores: replicaLagCores,
 		Run:   runReplicaLag,
+		Knobs: func(p Params) error {
+			return replicalag.Config{Clients: p.Clients, Executions: p.Executions, Updates: p.Ops, LevelTime: p.Duration}.Validate()
+		},
 	}
 }
 

@@ -181,6 +181,9 @@ func faultScenario(name, summary string, schedule func(cluster.Cluster, *workloa
 		Run: func(ctx context.Context, t Target, p Params) Result {
 			return runFaults(ctx, t, p, name, schedule)
 		},
+		Knobs: func(p Params) error {
+			return faultWorkload(Target{Target: &backends.Target{}}, p, name, nil).Validate()
+		},
 	}
 }
 

@@ -150,6 +150,20 @@ type Scenario struct {
 	// short ones fill in around them. Zero: unknown, after the others.
 	Length time.Duration
 	Run    func(ctx context.Context, t Target, p Params) Result
+	// Knobs, when set, says what in p's knobs (clients, executions, ops,
+	// duration) the scenario would refuse on any backend, so that a
+	// command refuses them as bad usage before anything runs rather than
+	// reporting every run NOT RUN (CheckKnobs).
+	Knobs func(p Params) error
+}
+
+// CheckKnobs says what in p's knobs the scenario would refuse; nil when it
+// takes them (or checks none).
+func (s Scenario) CheckKnobs(p Params) error {
+	if s.Knobs == nil {
+		return nil
+	}
+	return s.Knobs(p)
 }
 
 // CoresOn is how many cores a run of the scenario on t keeps busy.

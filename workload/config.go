@@ -144,6 +144,14 @@ func (m Mix) weights() []int {
 		m.IsProcessed, m.ReadTrace, m.AppendTrace, m.Relay, m.SpawnRelay, m.Sweep}
 }
 
+// Validate says what in c Run would refuse, before any store is opened:
+// a caller that takes the knobs from a user (storecheck's flags) refuses
+// them as bad usage rather than running nothing.
+func (c Config) Validate() error {
+	_, err := c.normalize()
+	return err
+}
+
 // normalize fills defaults and rejects impossible values.
 func (c Config) normalize() (Config, error) {
 	if c.Clients == 0 {

@@ -33,3 +33,17 @@ func TestOpenURLSaysNothingListens(t *testing.T) {
 		t.Errorf("connect_timeout=500ms took %v", took)
 	}
 }
+
+// TestParseURLRefusesAPortNoNodeHas: a node address whose port is not a
+// TCP port (1..65535) is bad usage at once, not a 30 s wait for a leader
+// that ends NOT RUN ("no leader accepted it within 30s").
+func TestParseURLRefusesAPortNoNodeHas(t *testing.T) {
+	for _, u := range []string{"//127.0.0.1:99999", "//127.0.0.1:0", "//127.0.0.1:http", "//127.0.0.1:-1", "//127.0.0.1:4001,127.0.0.1:70000"} {
+		if _, err := ParseURL(u); err == nil || !strings.Contains(err.Error(), "port") {
+			t.Errorf("ParseURL(%q) = %v, want the port refused", u, err)
+		}
+	}
+	if _, err := ParseURL("//127.0.0.1:4001,[::1]:4002,localhost:65535"); err != nil {
+		t.Errorf("good addresses refused: %v", err)
+	}
+}

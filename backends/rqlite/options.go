@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -108,6 +109,11 @@ func checkHostPort(n string) error {
 	host, port, err := net.SplitHostPort(n)
 	if err != nil || host == "" || port == "" {
 		return fmt.Errorf("node address %q is not host:port", n)
+	}
+	// A port no node can have would be found only after the connect
+	// timeout, as no leader.
+	if p, err := strconv.Atoi(port); err != nil || p < 1 || p > 65535 {
+		return fmt.Errorf("node address %q: port %q is not a TCP port (1..65535)", n, port)
 	}
 	return nil
 }

@@ -180,12 +180,25 @@ func leaseWord(rep *leases.Report) string {
 
 // splitPositional takes the first argument that is neither a flag of fs nor
 // a flag's value out of args, so the positional argument may come before or
-// after the flags.
+// after the flags; after "--" every argument is positional.
 func splitPositional(fs *flag.FlagSet, args []string) (string, []string) {
 	var rest []string
 	path := ""
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		if a == "--" {
+			// The flags end here: what follows is positional, even
+			// "-h.jsonl". What is not taken stays after a "--" for the
+			// next call (merge's shards) or for the flag set to refuse.
+			tail := args[i+1:]
+			if path == "" && len(tail) > 0 {
+				path, tail = tail[0], tail[1:]
+			}
+			if len(tail) > 0 {
+				rest = append(append(rest, "--"), tail...)
+			}
+			return path, rest
+		}
 		if !strings.HasPrefix(a, "-") || a == "-" {
 			if path == "" {
 				path = a

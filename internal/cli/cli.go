@@ -88,15 +88,21 @@ func RunsScenarios(args []string) bool {
 // own.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := &env{stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		// Bad usage: the list of commands is the error, on stderr.
+		printUsage(stderr)
+		return ExitUsage
+	}
+	if len(args) > 2 && args[0] == "help" {
+		fmt.Fprintf(stderr, "storecheck help: unexpected argument %q (storecheck help COMMAND)\n", args[2])
+		return ExitUsage
+	}
 	if len(args) == 2 && args[0] == "help" {
 		// help CMD is CMD -h.
 		args = []string{args[1], "-h"}
 	}
-	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stdout)
-		if len(args) == 0 {
-			return ExitUsage
-		}
 		return ExitOK
 	}
 	root, code := rootCommand(e)

@@ -49,6 +49,15 @@ func TestBadInput(t *testing.T) {
 		{"bad checks", []string{"run", "--checks", "0", "--out", dir}, "--checks must be at least 1"},
 		{"stray argument", []string{"run", "extra"}, `unexpected argument "extra"`},
 		{"unwritable output", []string{"run", "--out", filepath.Join(file, "sub")}, "output folder"},
+		// An empty value is a mistake (an unset variable in a CI script),
+		// never a way to ask for the default.
+		{"empty --out of run", []string{"run", "--backend", "memory:", "--scenario", "conformance", "--out", ""}, `--out "" names nothing`},
+		{"empty --out of qualify", []string{"qualify", "--out", " "}, `--out " " names nothing`},
+		{"empty --out of mutants", []string{"mutants", "--out", ""}, `--out "" names nothing`},
+		{"empty --out of check", []string{"check", "--out", "", file}, `--out "" names nothing`},
+		{"empty --md of diff", []string{"diff", "--md", "", dir, dir}, `--md "" names nothing`},
+		{"empty --backend of replay", []string{"replay", "--backend", "", dir}, `--backend "" names nothing`},
+		{"empty --rqlited", []string{"qualify", "--rqlited", "", "--out", dir}, `--rqlited "" names nothing`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -215,5 +224,20 @@ func TestOutKeepsAForeignRunsFolder(t *testing.T) {
 		if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--seed", "1", "--out", report); code != ExitOK {
 			t.Fatalf("run into a report's folder: exit %d: %s", code, stderr)
 		}
+	}
+}
+
+// TestNoCommandIsUsageOnStderr: storecheck without a command is bad usage:
+// the list of commands goes to stderr with exit 2, stdout stays empty (a
+// script reading it got the usage as output); help with more than one
+// command is refused, not answered with the general usage and exit 0.
+func TestNoCommandIsUsageOnStderr(t *testing.T) {
+	code, stdout, stderr := run(t)
+	if code != ExitUsage || stdout != "" || !strings.Contains(stderr, "usage: storecheck COMMAND") {
+		t.Errorf("no command: exit %d, stdout %q, stderr %q; want 2 and the usage on stderr", code, stdout, stderr)
+	}
+	code, stdout, stderr = run(t, "help", "run", "extra")
+	if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, `"extra"`) {
+		t.Errorf("help run extra: exit %d, stdout %q, stderr %q; want 2 and one line naming the extra argument", code, stdout, stderr)
 	}
 }

@@ -22,7 +22,10 @@ func TestCommandErrors(t *testing.T) {
 	malformed := filepath.Join(dir, "bad.jsonl")
 	notJSON := filepath.Join(dir, "summary.json")
 	metaOnly := filepath.Join(dir, "meta.jsonl")
-	for path, body := range map[string]string{file: "", malformed: "{\"client\":0,\"kind\":\"commit\"\n", notJSON: "not json", metaOnly: "{\"meta\":{\"trace_max\":10}}\n"} {
+	// A summary whose run records an option no run has (edited by hand).
+	zeroOps := filepath.Join(dir, "zero-ops.json")
+	zeroOpsBody := `{"seed":1,"runs":[{"backend":"memory:","scenario":"concurrent","verdict":"PASS","seed":1,"reproduce":"x","duration_ms":1,"ops":1,"options":{"ops":"0"}}]}`
+	for path, body := range map[string]string{file: "", malformed: "{\"client\":0,\"kind\":\"commit\"\n", notJSON: "not json", metaOnly: "{\"meta\":{\"trace_max\":10}}\n", zeroOps: zeroOpsBody} {
 		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -50,6 +53,14 @@ func TestCommandErrors(t *testing.T) {
 		{"check bad timeout", []string{"check", "--timeout", "-1s", malformed}, "--timeout must be positive"},
 		{"replay without a summary", []string{"replay"}, "usage: storecheck replay"},
 		{"replay not a summary", []string{"replay", notJSON}, "not a storecheck summary"},
+		// A knob a scenario of the plan cannot run with is bad usage, not
+		// a NOT RUN: under qualify's default rule that passed the gate.
+		{"qualify with more clients than the workload takes", []string{"qualify", "--backends", "memory:", "--scenarios", "conformance,concurrent", "--clients", "5000", "--out", filepath.Join(dir, "k1")}, "concurrent cannot run with the flags given: workload: clients must be 1..1000, got 5000"},
+		{"qualify's default scenarios with too many executions", []string{"qualify", "--backends", "memory:", "--executions", "200000", "--out", filepath.Join(dir, "k2")}, "executions must be 1..100000"},
+		{"run with a duration past the workload's", []string{"run", "--backend", "memory:", "--scenario", "concurrent", "--duration", "2h", "--out", filepath.Join(dir, "k3")}, "concurrent cannot run with the flags given: workload: duration must be 0..1h0m0s, got 2h0m0s"},
+		{"the replica-lag sweep with more clients than it takes", []string{"run", "--backend", "lagsim:" + filepath.Join(dir, "p.db"), "--scenario", "replica-lag-conflict", "--clients", "300", "--out", filepath.Join(dir, "k4")}, "replica-lag-conflict cannot run with the flags given: replicalag: clients must be 1..256, got 300"},
+		// The option is the summary's, not a flag the command line gave.
+		{"replay of an option no run has", []string{"replay", "--out", filepath.Join(dir, "r"), zeroOps}, "run 1 of " + zeroOps + " records ops=0: at least 1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,6 +72,11 @@ func TestCommandErrors(t *testing.T) {
 				t.Errorf("want one line saying %q, got:\n%s", c.want, stderr)
 			}
 		})
+	}
+	for _, k := range []string{"k1", "k2", "k3", "k4"} {
+		if _, err := os.Stat(filepath.Join(dir, k)); err == nil {
+			t.Errorf("a refused knob left its output folder %s: the runs started", k)
+		}
 	}
 }
 
@@ -259,6 +275,15 @@ func TestGateHeadlineAgreesWithExitCode(t *testing.T) {
 		if err != nil || !strings.Contains(string(b), want) {
 			t.Errorf("%s does not say %q (%v)", f, want, err)
 		}
+	}
+	// summary.json's own verdict is no PASS where the gate failed: a
+	// reader of the file alone sees what CI saw.
+	sum, err := reports.ReadSummary(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Verdict != reports.NotRun || sum.Gate.ExitCode != ExitFail {
+		t.Errorf("summary.json: verdict %s, gate exit %d; want NOT RUN where the gate failed on a NOT RUN", sum.Verdict, sum.Gate.ExitCode)
 	}
 	dir = t.TempDir()
 	code, _, stderr := run(t, "qualify", "--backends", "memory:", "--scenarios", "conformance,crash-recovery",
@@ -654,5 +679,140 @@ func TestCheckLeaseHistory(t *testing.T) {
 	code, stdout, stderr = run(t, "check", cut)
 	if code != ExitUsage || !strings.Contains(stderr, "not a whole lease history") || !strings.Contains(stderr, "cut or edited") {
 		t.Errorf("check of a lease history cut at a line: exit %d, want 2 saying it was cut\n%s%s", code, stdout, stderr)
+	}
+}
+
+// TestReplayRunOfAShardIsItsPlanPosition: --run N on a shard's summary is
+// run N as the report numbers it (its folder runs/NN-…, the plan's
+// position), not the Nth run the shard holds; a run of another shard is
+// refused in one line, and the replay names the original by the same
+// number.
+func TestReplayRunOfAShardIsItsPlanPosition(t *testing.T) {
+	dir := t.TempDir()
+	shard := filepath.Join(dir, "s2")
+	if code, _, stderr := run(t, "qualify", "--backends", "memory:,sqlite::memory:", "--scenarios", "conformance,concurrent", "--checks", "3", "--ops", "100",
+		"--seed", "4", "--shard", "2/2", "--out", shard, "--quiet"); code != ExitOK {
+		t.Fatalf("shard 2/2: exit %d: %s", code, stderr)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(shard, "summary.json"))
+	if err != nil || len(sum.Runs) != 2 || sum.Runs[0].Index != 2 || sum.Runs[1].Index != 4 {
+		t.Fatalf("shard 2/2 of 4 runs: %v %+v", err, sum)
+	}
+	for _, c := range []struct {
+		args []string
+		want reports.Run
+		n    int
+	}{
+		{[]string{"--run", "4"}, sum.Runs[1], 4},
+		{[]string{"--run", "2"}, sum.Runs[0], 2},
+		{[]string{"--backend", "sqlite::memory:"}, sum.Runs[1], 4},
+	} {
+		out := filepath.Join(dir, fmt.Sprintf("replay-%d-%s", c.n, c.args[0][2:]))
+		code, _, stderr := run(t, append(append([]string{"replay"}, c.args...), "--out", out, "--quiet", shard)...)
+		if code != ExitOK {
+			t.Fatalf("replay %v: exit %d: %s", c.args, code, stderr)
+		}
+		got, err := reports.ReadSummary(filepath.Join(out, "summary.json"))
+		if err != nil || len(got.Runs) != 1 {
+			t.Fatalf("replay %v: %v %+v", c.args, err, got)
+		}
+		r := got.Runs[0]
+		if r.Backend != c.want.Backend || r.Scenario != c.want.Scenario {
+			t.Errorf("replay %v replayed %s on %s; want run %d, %s on %s", c.args, r.Scenario, r.Backend, c.n, c.want.Scenario, c.want.Backend)
+		}
+		if want := fmt.Sprintf("%s#%d", shard, c.n); r.Replay == nil || r.Replay.Of != want {
+			t.Errorf("replay %v: of %+v; want %s", c.args, r.Replay, want)
+		}
+	}
+	code, stdout, stderr := run(t, "replay", "--run", "3", "--out", filepath.Join(dir, "r3"), shard)
+	if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "shard 1/2") {
+		t.Errorf("--run 3 of shard 2/2: exit %d, stderr %q; want 2 and one line saying run 3 is in shard 1/2", code, stderr)
+	}
+}
+
+// TestOutOverAnEarlierReportDropsItsClaims: --out naming an earlier
+// report's folder removes that report's summary.json and rendered files
+// before the runs start, so that a storecheck killed mid-run (SIGKILL, a
+// CI job's timeout) leaves no PASS of the earlier runs beside the new
+// runs' folders; a summary.json that is not storecheck's is left alone.
+func TestOutOverAnEarlierReportDropsItsClaims(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "report")
+	if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--seed", "1", "--out", dir, "--quiet"); code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	files := []string{reports.SummaryFile, reports.MarkdownFile, reports.HTMLFile, reports.JUnitFile}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Fatalf("the first run wrote no %s: %v", f, err)
+		}
+	}
+	// What a run into dir does before its runs start.
+	if err := prepareOut(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s of the earlier report is still there while the new runs go", f)
+		}
+	}
+	mine := filepath.Join(t.TempDir(), "mine")
+	if err := os.MkdirAll(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, reports.SummaryFile), []byte(`{"not":"storecheck"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := prepareOut(mine); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(mine, reports.SummaryFile)); err != nil {
+		t.Errorf("a summary.json that is not storecheck's was removed: %v", err)
+	}
+}
+
+// TestLatestThatIsNoLinkIsRefusedFirst: a storecheck-out/latest that is
+// not a link (a folder someone made, a file) is refused in one line before
+// anything runs, not found after the runs, when their table was never
+// printed and the command exited 2.
+func TestLatestThatIsNoLinkIsRefusedFirst(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if err := os.MkdirAll(filepath.Join(OutRoot, "latest"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "2", "--quiet")
+	if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "latest") {
+		t.Errorf("exit %d, stdout %q, stderr %q; want 2, nothing run and one line naming latest", code, stdout, stderr)
+	}
+	entries, _ := os.ReadDir(OutRoot)
+	if len(entries) != 1 {
+		t.Errorf("%d entries under %s, want latest alone: the run made a report folder", len(entries), OutRoot)
+	}
+}
+
+// TestDoubleDashEndsTheFlags: after "--" every argument is a positional
+// one, as the flag package and every other command line has it: a history
+// named "-h.jsonl" is checked, not refused as an unexpected argument, and
+// merge takes its shards after "--" too.
+func TestDoubleDashEndsTheFlags(t *testing.T) {
+	t.Chdir(t.TempDir())
+	if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "concurrent", "--ops", "50", "--seed", "1", "--out", "r", "--quiet"); code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join("r", "runs", "01-memory-concurrent", "history.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("-h.jsonl", b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := run(t, "check", "--timeout", "1m", "--", "-h.jsonl"); code != ExitOK || !strings.Contains(stdout, "PASS") {
+		t.Errorf("check -- -h.jsonl: exit %d, stdout %q, stderr %q; want the history checked", code, stdout, stderr)
+	}
+	if code, _, stderr := run(t, "check", "--", "-h.jsonl", "extra"); code != ExitUsage || !strings.Contains(stderr, `unexpected argument "extra"`) {
+		t.Errorf("check -- -h.jsonl extra: exit %d, stderr %q; want 2 and the extra argument named", code, stderr)
+	}
+	qualifyTwoShards(t)
+	if code, _, stderr := run(t, "merge", "--out", "m", "--quiet", "--", "s1", "s2"); code != ExitOK {
+		t.Errorf("merge -- s1 s2: exit %d: %s", code, stderr)
 	}
 }

@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -44,6 +46,11 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 	for _, in := range []string{base, next} {
 		if *md != "" && samePath(*md, summaryFile(in)) {
 			return ExitUsage, usagef("--md %s is the summary diff reads (%s): it would be written over", *md, in)
+		}
+	}
+	if *md != "" {
+		if err := canWriteFile(*md); err != nil {
+			return ExitUsage, usagef("--md %s cannot be written: %v", *md, err)
 		}
 	}
 	b, baseDir, err := readSummaryAt(base)
@@ -98,4 +105,22 @@ func summaryFile(path string) string {
 		return filepath.Join(path, "summary.json")
 	}
 	return path
+}
+
+// canWriteFile says why path could not be written as a file, before
+// anything is printed: it is a folder, or its folder is missing or not one.
+// It makes nothing.
+func canWriteFile(path string) error {
+	if info, err := os.Stat(path); err == nil && info.IsDir() {
+		return errors.New("it is a folder")
+	}
+	dir := filepath.Dir(path)
+	info, err := os.Stat(dir)
+	switch {
+	case err != nil:
+		return fmt.Errorf("its folder %s: %v", dir, unwrapPath(err))
+	case !info.IsDir():
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	return nil
 }

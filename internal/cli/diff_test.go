@@ -136,3 +136,21 @@ func TestDiffMarkdownNeverOverwritesASummary(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffMarkdownFileThatCannotBeWritten: --md in a folder that does not
+// exist, or naming a folder, is refused in one line before the diff is
+// printed: the Markdown saying "no regression" went to stdout, then the
+// command exited 2.
+func TestDiffMarkdownFileThatCannotBeWritten(t *testing.T) {
+	dir := t.TempDir()
+	sum := filepath.Join(dir, "summary.json")
+	if err := os.WriteFile(sum, []byte(`{"seed":1,"runs":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, md := range []string{filepath.Join(dir, "missing", "diff.md"), dir, filepath.Join(sum, "diff.md")} {
+		code, stdout, stderr := run(t, "diff", "--md", md, sum, sum)
+		if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "--md") {
+			t.Errorf("--md %s: exit %d, stdout %q, stderr %q; want 2, no diff printed and one line about --md", md, code, stdout, stderr)
+		}
+	}
+}

@@ -71,7 +71,7 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 		then(sum)
 	}
 	sum.Finish(build(), host(), time.Now())
-	sum.Gate = reports.Decide(sum, reports.Policy{NotRun: policy, AcceptKnown: o.acceptKnown, Interrupted: ctx.Err() != nil})
+	sum.Judge(reports.Policy{NotRun: policy, AcceptKnown: o.acceptKnown, Interrupted: ctx.Err() != nil})
 	code := sum.Gate.ExitCode
 	path := filepath.Join(o.dir, "summary.json")
 	if err := reports.WriteJSON(path, sum); err != nil {
@@ -134,6 +134,11 @@ func (o *outputFlags) resolve() error {
 	if o.dir != "" {
 		return prepareOut(o.dir)
 	}
+	// latest is replaced once the summary is written (publish): what is
+	// not a link there would be found only after the runs.
+	if info, err := os.Lstat(filepath.Join(OutRoot, "latest")); err == nil && info.Mode()&fs.ModeSymlink == 0 {
+		return usagef("%s is not the link storecheck keeps to the newest report (it is a %s): move it away, or give --out", filepath.Join(OutRoot, "latest"), fileKind(info))
+	}
 	var id [3]byte
 	_, _ = rand.Read(id[:])
 	name := time.Now().UTC().Format("20060102-150405.000") + "-" + hex.EncodeToString(id[:])
@@ -169,7 +174,8 @@ func (o *outputFlags) publish() error {
 
 // prepareOut creates the output folder and proves it writable. A runs/
 // folder in it must be an earlier report's (see ownRunsFolder): the runs
-// empty it before they start.
+// empty it before they start. An earlier report's summary and rendered
+// files go now (dropEarlierReport).
 func prepareOut(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return usagef("output folder %s cannot be created: %v", dir, unwrapPath(err))
@@ -182,7 +188,36 @@ func prepareOut(dir string) error {
 		return usagef("output folder %s is not writable: %v", dir, unwrapPath(err))
 	}
 	probe.Close()
-	return os.Remove(probe.Name())
+	if err := os.Remove(probe.Name()); err != nil {
+		return err
+	}
+	return dropEarlierReport(dir)
+}
+
+// reportFiles are the files of a report folder beside runs/: the summary
+// last, so that the others never outlive it.
+var reportFiles = []string{reports.MarkdownFile, reports.HTMLFile, reports.JUnitFile,
+	reports.SoakJSON, reports.SoakMarkdown, mutantsFile, reports.SummaryFile}
+
+// mutantsFile is storecheck mutants' table, beside its summary.
+const mutantsFile = "mutants.json"
+
+// dropEarlierReport removes the summary and the rendered files of the
+// earlier report in dir, if dir holds one (a storecheck summary.json), before
+// the runs start and empty its runs/: until this command writes its own,
+// the folder claims nothing, so that a storecheck killed mid-run (SIGKILL,
+// a CI job's timeout) leaves no verdict of the earlier runs beside the new
+// runs' folders. A summary.json that is not storecheck's is left alone.
+func dropEarlierReport(dir string) error {
+	if _, err := reports.ReadSummary(filepath.Join(dir, reports.SummaryFile)); err != nil {
+		return nil
+	}
+	for _, f := range reportFiles {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return usagef("output folder %s: cannot remove the earlier report's %s: %v", dir, f, unwrapPath(err))
+		}
+	}
+	return nil
 }
 
 // runFolderName is the name of a run's folder, NN-BACKEND-SCENARIO
@@ -206,6 +241,14 @@ func ownRunsFolder(dir string) error {
 		}
 	}
 	return nil
+}
+
+// fileKind names what info describes, for an error: "folder" or "file".
+func fileKind(info fs.FileInfo) string {
+	if info.IsDir() {
+		return "folder"
+	}
+	return "file"
 }
 
 func unwrapPath(err error) error {

@@ -99,7 +99,25 @@ func parseFlagsWith(fs *flag.FlagSet, args []string, stdout io.Writer, synopsis 
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	return nil
+	return emptyStringFlag(fs)
+}
+
+// emptyStringFlag refuses a string flag given an empty value (--out "",
+// --md " "): as for a list flag (stringList.Set), it is a mistake (an unset
+// variable in a CI script), never a way to ask for the default, which
+// leaving the flag out gives.
+func emptyStringFlag(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || err != nil {
+			return
+		}
+		if v, ok := g.Get().(string); ok && strings.TrimSpace(v) == "" {
+			err = usagef("--%s %q names nothing; leave the flag out for the default", f.Name, v)
+		}
+	})
+	return err
 }
 
 // usageOf is the usage error of a command line that lacks a positional

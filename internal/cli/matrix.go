@@ -9,6 +9,7 @@ import (
 
 	"github.com/storecheck/storecheck/internal/runner"
 	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/scenarios"
 )
 
 // matrix is what run and qualify share: the scenarios, the seed, the knobs,
@@ -103,11 +104,16 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 			return runner.Plan{}, err
 		}
 	}
-	if err := m.out.resolve(); err != nil {
-		return runner.Plan{}, err
-	}
 	if len(urls) == 0 {
 		urls = m.servers.apply(embeddedDefault())
+	}
+	// So are knobs a scenario of the plan would refuse: run, each would be
+	// NOT RUN, which under qualify's default rule passes the gate.
+	if err := checkKnobs(runner.Matrix(urls, scs, 1, onlyApplicable), m.k.params(1)); err != nil {
+		return runner.Plan{}, err
+	}
+	if err := m.out.resolve(); err != nil {
+		return runner.Plan{}, err
 	}
 	s := m.seed.resolve()
 	announceSeed(e, m.out, s)
@@ -124,4 +130,20 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 		Reproduce: k.reproduce, Shard: shard, Parallel: m.parallel, KeepStores: true,
 		TimedCores: runtime.NumCPU(), // timed runs within the machine's cores (defaultParallel)
 	}, nil
+}
+
+// checkKnobs refuses knobs that a scenario of entries would refuse on any
+// backend (scenarios.Scenario.Knobs).
+func checkKnobs(entries []runner.Entry, p scenarios.Params) error {
+	seen := map[string]bool{}
+	for _, e := range entries {
+		if seen[e.Scenario.Name] {
+			continue
+		}
+		seen[e.Scenario.Name] = true
+		if err := e.Scenario.CheckKnobs(p); err != nil {
+			return usagef("%s cannot run with the flags given: %v", e.Scenario.Name, err)
+		}
+	}
+	return nil
 }

@@ -114,7 +114,7 @@ func mergeCommand(ctx context.Context, e *env, args []string) (int, error) {
 		fmt.Fprintf(e.stderr, "storecheck merge: shard %d/%d failed its gate on a NOT RUN (%s): merging under --fail-on-not-run\n", sh.Shard.K, sh.Shard.N, sh.Gate.Headline)
 		rule = notRunFails
 	}
-	sum.Gate = reports.Decide(sum, reports.Policy{NotRun: rule, AcceptKnown: o.acceptKnown})
+	sum.Judge(reports.Policy{NotRun: rule, AcceptKnown: o.acceptKnown})
 	code := sum.Gate.ExitCode
 	path := filepath.Join(o.dir, "summary.json")
 	if err := reports.WriteJSON(path, sum); err != nil {

@@ -87,7 +87,7 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 		return ExitUsage, err
 	}
 	table.Pass()
-	if err := reports.WriteJSON(filepath.Join(f.out, "mutants.json"), table); err != nil {
+	if err := reports.WriteJSON(filepath.Join(f.out, mutantsFile), table); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the table: %w", err)
 	}
 	sum := table.Summary(commandLine("mutants", args))
@@ -108,7 +108,7 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err := renderReports(f.out); err != nil {
 		return ExitUsage, fmt.Errorf("the catalogue ran and summary.json is written, but the reports could not be rendered: %w", err)
 	}
-	fmt.Fprintf(e.stdout, "table: %s\nsummary: %s\nreport:  %s\n", filepath.Join(f.out, "mutants.json"), filepath.Join(f.out, "summary.json"), filepath.Join(f.out, "index.html"))
+	fmt.Fprintf(e.stdout, "table: %s\nsummary: %s\nreport:  %s\n", filepath.Join(f.out, mutantsFile), filepath.Join(f.out, "summary.json"), filepath.Join(f.out, "index.html"))
 	if sum.Gate.ExitCode == ExitInterrupted {
 		fmt.Fprintln(e.stderr, "storecheck: interrupted; the table marks the subjects left without an outcome INTERRUPTED")
 	}

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/storecheck/storecheck/internal/runner"
@@ -34,7 +35,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 		backend  string
 		fs       = flag.NewFlagSet("replay", flag.ContinueOnError)
 	)
-	fs.IntVar(&index, "run", 0, "the run to replay, by its position in the summary (from 1)")
+	fs.IntVar(&index, "run", 0, "the run to replay, by its number in the report (from 1; NN of its folder runs/NN-…, on a shard's summary its position in the whole plan)")
 	fs.StringVar(&scenario, "scenario", "", "the run to replay, by scenario (with --run: the scenario the run must be of)")
 	fs.StringVar(&backend, "backend", "", "the run to replay, by backend URL, and the URL to run it on (with --run: only the URL to run it on, e.g. one the summary redacted)")
 	out.register(fs)
@@ -52,13 +53,13 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err != nil {
 		return ExitUsage, err
 	}
-	r, err := pickRun(sum, index, scenario, backend)
+	r, n, err := pickRun(sum, index, scenario, backend)
 	if err != nil {
 		return ExitUsage, err
 	}
 	if r.Seed == 0 {
 		// No run has it (--seed refuses it): the summary was edited.
-		return ExitUsage, usagef("run %d of %s has seed 0, which no storecheck run has (seeds are 1 to %d): nothing to replay", runIndex(sum, r), path, uint64(math.MaxUint64))
+		return ExitUsage, usagef("run %d of %s has seed 0, which no storecheck run has (seeds are 1 to %d): nothing to replay", n, path, uint64(math.MaxUint64))
 	}
 	url := r.Backend
 	if backend != "" {
@@ -75,7 +76,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	fs2 := flag.NewFlagSet("defaults", flag.ContinueOnError)
 	k.register(fs2) // defaults, overridden by what the run recorded
 	if err := k.fromOptions(r.Options); err != nil {
-		return ExitUsage, err
+		return ExitUsage, usagef("run %d of %s %v", n, path, err)
 	}
 	if err := validateBackends([]string{url}); err != nil {
 		return ExitUsage, err
@@ -91,7 +92,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 		Entries: []runner.Entry{{Backend: url, Scenario: sc, Seed: r.Seed}}, Out: out.dir,
 		Options: k.options(), Params: k.params(r.Seed), Reproduce: k.reproduce,
 	}
-	of := fmt.Sprintf("%s#%d", path, runIndex(sum, r))
+	of := fmt.Sprintf("%s#%d", path, n)
 	compare := func(got *reports.Summary) {
 		if len(got.Runs) == 1 {
 			got.Runs[0].CompareReplay(of, r)
@@ -101,49 +102,54 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	return executeThen(ctx, e, plan, out, notRunIsError, commandLine("replay", args), compare)
 }
 
-// pickRun chooses the run to replay: run index (from 1) when given, else
-// the one run of scenario and backend (either may be "").
-func pickRun(sum *reports.Summary, index int, scenario, backend string) (reports.Run, error) {
+// pickRun chooses the run to replay and returns it with its number
+// (reports.Summary.Position): run number index when given, else the one
+// run of scenario and backend (either may be "").
+func pickRun(sum *reports.Summary, index int, scenario, backend string) (reports.Run, int, error) {
 	if index > 0 {
 		return pickIndex(sum, index, scenario)
 	}
-	var matches []reports.Run
-	for _, r := range sum.Runs {
+	var matches []int
+	for i, r := range sum.Runs {
 		if (scenario == "" || r.Scenario == scenario) && (backend == "" || r.Backend == reports.Redact(backend)) {
-			matches = append(matches, r)
+			matches = append(matches, i)
 		}
 	}
 	switch {
 	case len(matches) == 1:
-		return matches[0], nil
+		return sum.Runs[matches[0]], sum.Position(matches[0]), nil
 	case len(matches) == 0:
-		return reports.Run{}, usagef("no run in the summary matches --scenario %q --backend %q", scenario, reports.Redact(backend))
+		return reports.Run{}, 0, usagef("no run in the summary matches --scenario %q --backend %q", scenario, reports.Redact(backend))
 	default:
-		return reports.Run{}, usagef("%d runs match; choose one with --run N (1..%d) or --scenario and --backend", len(matches), len(sum.Runs))
-	}
-}
-
-// pickIndex is run index (from 1) of sum, which must be of scenario when
-// one is given.
-func pickIndex(sum *reports.Summary, index int, scenario string) (reports.Run, error) {
-	if index > len(sum.Runs) {
-		return reports.Run{}, usagef("--run %d: the summary holds %d runs", index, len(sum.Runs))
-	}
-	r := sum.Runs[index-1]
-	if scenario != "" && r.Scenario != scenario {
-		return reports.Run{}, usagef("--run %d is a %s run, not --scenario %s", index, r.Scenario, scenario)
-	}
-	return r, nil
-}
-
-// runIndex is r's position in sum, from 1.
-func runIndex(sum *reports.Summary, r reports.Run) int {
-	for i, x := range sum.Runs {
-		if x.Backend == r.Backend && x.Scenario == r.Scenario && x.Seed == r.Seed {
-			return i + 1
+		var ns []string
+		for _, i := range matches {
+			ns = append(ns, strconv.Itoa(sum.Position(i)))
 		}
+		return reports.Run{}, 0, usagef("%d runs match (%s); choose one with --run N or --scenario and --backend", len(matches), strings.Join(ns, ", "))
 	}
-	return 0
+}
+
+// pickIndex is the run numbered index (reports.Summary.Position: on a
+// shard's summary, its position in the whole plan), which must be of
+// scenario when one is given.
+func pickIndex(sum *reports.Summary, index int, scenario string) (reports.Run, int, error) {
+	for i, r := range sum.Runs {
+		if sum.Position(i) != index {
+			continue
+		}
+		if scenario != "" && r.Scenario != scenario {
+			return reports.Run{}, 0, usagef("--run %d is a %s run, not --scenario %s", index, r.Scenario, scenario)
+		}
+		return r, index, nil
+	}
+	if sh := sum.Shard; sh != nil && index <= sh.Plan {
+		return reports.Run{}, 0, usagef("--run %d: run %d of the plan is in shard %d/%d, and this summary is shard %d/%d's: replay it from that shard's summary or the merged one",
+			index, index, (index-1)%sh.N+1, sh.N, sh.K, sh.N)
+	}
+	if sh := sum.Shard; sh != nil {
+		return reports.Run{}, 0, usagef("--run %d: the plan holds %d runs", index, sh.Plan)
+	}
+	return reports.Run{}, 0, usagef("--run %d: the summary holds %d runs", index, len(sum.Runs))
 }
 
 // samePath reports whether a and b name the same folder: the same file

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"flag"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -58,25 +59,33 @@ func (k *knobs) options() map[string]string {
 }
 
 // fromOptions sets the knobs recorded in a summary, keeping defaults for
-// any missing.
+// any missing. Its errors say what the run records ("records ops=0: at
+// least 1"), for the caller to name the run: the values are the summary's,
+// not flags of the command line.
 func (k *knobs) fromOptions(o map[string]string) error {
-	for name, dst := range map[string]*int{"checks": &k.checks, "steps": &k.steps, "clients": &k.clients, "executions": &k.executions, "ops": &k.ops} {
-		if v, ok := o[name]; ok {
+	for _, knob := range []struct {
+		name string
+		dst  *int
+	}{{"checks", &k.checks}, {"steps", &k.steps}, {"clients", &k.clients}, {"executions", &k.executions}, {"ops", &k.ops}} {
+		if v, ok := o[knob.name]; ok {
 			n, err := strconv.Atoi(v)
 			if err != nil {
-				return usagef("summary option %s=%q is not a number", name, v)
+				return fmt.Errorf("records %s=%q: not a number", knob.name, v)
 			}
-			*dst = n
+			if n < 1 {
+				return fmt.Errorf("records %s=%d: at least 1 is a run's", knob.name, n)
+			}
+			*knob.dst = n
 		}
 	}
 	if v, ok := o["duration"]; ok {
 		d, err := time.ParseDuration(v)
-		if err != nil {
-			return usagef("summary option duration=%q is not a duration", v)
+		if err != nil || d < 0 {
+			return fmt.Errorf("records duration=%q: not a duration of 0 or more", v)
 		}
 		k.duration = d
 	}
-	return k.validate()
+	return nil
 }
 
 func (k *knobs) params(seed uint64) scenarios.Params {

@@ -147,7 +147,8 @@ type File struct {
 
 // ParseFile splits rest into the path and the settings of its query. The
 // query may name synchronous (off, normal, full, extra); any other
-// parameter is an error, so that a typo is not silently a file name.
+// parameter, or one given twice, is an error, so that a typo is not
+// silently a file name nor one setting silently another.
 func ParseFile(backend, rest string) (File, error) {
 	path, query, hasQuery := strings.Cut(rest, "?")
 	f := File{Path: path}
@@ -159,9 +160,12 @@ func ParseFile(backend, rest string) (File, error) {
 		return f, fmt.Errorf("%s: bad query %q: %w", backend, query, err)
 	}
 	for key, vals := range v {
+		if len(vals) != 1 {
+			return f, fmt.Errorf("%s: parameter %q given %d times", backend, key, len(vals))
+		}
 		switch key {
 		case "synchronous":
-			s := Settings{Synchronous: vals[len(vals)-1], BusyTimeout: 0, MaxConns: 1}
+			s := Settings{Synchronous: vals[0], BusyTimeout: 0, MaxConns: 1}
 			if err := s.Check(backend); err != nil {
 				return f, err
 			}

@@ -157,6 +157,23 @@ func (c Contract[S, C]) property(ctx context.Context, h *Harness[S, C], stats *S
 		}
 		stats.Cases.Add(1)
 		stats.beginCase()
-		t.Repeat(c.Start(ctx, t, store, cfg, stats))
+		t.Repeat(interruptible(ctx, c.Start(ctx, t, store, cfg, stats)))
 	}
+}
+
+// interruptible makes every action of a test case first check ctx, so that
+// an interrupt ends the case it comes in at the next step (and the cases
+// after it at once, in Harness.Get): a case of many steps (--steps) ran on
+// for minutes after Ctrl-C, the reference model's actions never looking
+// at ctx.
+func interruptible(ctx context.Context, actions map[string]func(*rapid.T)) map[string]func(*rapid.T) {
+	for name, act := range actions {
+		actions[name] = func(t *rapid.T) {
+			if err := ctx.Err(); err != nil {
+				t.Fatalf("interrupted: %v", err)
+			}
+			act(t)
+		}
+	}
+	return actions
 }
