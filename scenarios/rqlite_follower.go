@@ -148,15 +148,16 @@ func runLeaderStall(ctx context.Context, t Target, p Params) Result {
 // meantime, and the leader applies them when it wakes: the follower must
 // answer such a call as failed with its outcome unknown, and never send it
 // again. rqlite 8.16 and 8.17 sent it again, up to eight times
-// (rqlite#1628): a write applied twice, whose later copies lose the CAS
-// the first won, so the client is told of a conflict for a write that was
-// applied, which the checker reports.
+// (rqlite#1628), and rqlite 10 once, on a new connection (the known issue
+// rqlite-forwarded-write-resent): a write applied twice, whose later copy
+// loses the CAS the first won, so the client is told of a conflict for a
+// write that was applied, which the checker reports.
 func leaderPauseScenario() Scenario {
 	return Scenario{
 		Name: "leader-pause",
 		Summary: "every call goes through one follower, which forwards it to the leader with rqlite's timeout=" + leaderPauseTimeout.String() +
 			", while the leader is frozen (SIGSTOP, docker pause) for " + leaderPauseHold.String() + " at a time, within its lease: the calls the follower gives up on " +
-			"are applied when the leader wakes, and must be reported failed with their outcome unknown, never sent again (rqlite#1628: 8.16–8.17 applied them twice)",
+			"are applied when the leader wakes, and must be reported failed with their outcome unknown, never sent again (rqlite#1628: 8.16–8.17 applied them twice; rqlite 10 does too, docs/KNOWN-ISSUES.md#rqlite-forwarded-write-resent)",
 		Needs: clusterNeeds(),
 		Run:   runLeaderPause,
 	}
