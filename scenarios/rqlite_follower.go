@@ -193,8 +193,8 @@ func runLeaderPause(ctx context.Context, t Target, p Params) Result {
 
 // forwardEvidence is the file of a leader-pause run that says what the
 // node the calls went through did with the requests it forwarded; a line
-// starting with cluster.ResentSignature is written only when it sent one
-// again.
+// starting with cluster.ResentSignature is written only when it sent a
+// write again.
 const forwardEvidence = "forwarding.txt"
 
 // keepForwardStats reads what node id says of the writes it forwarded,
@@ -220,14 +220,14 @@ func keepForwardStats(ctx context.Context, p Params, ctl cluster.Control, id str
 	lines := []string{
 		fmt.Sprintf("node %s took every call, with rqlite's timeout=%s, and forwarded the writes to the leader (its /debug/vars at the end of the traffic)", id, leaderPauseTimeout),
 		fmt.Sprintf("forwarded writes answered: %d (remote_executions); given up on: %d (remote_executions_failed)", st.Forwarded, st.GivenUp),
-		fmt.Sprintf("failed attempts of forwarded writes: %d (num_client_execute_retries)", st.FailedAttempts),
+		fmt.Sprintf("failed attempts of forwarded writes: %d (num_client_execute_retries); of reads: %d (num_client_query_retries, num_client_request_retries, num_client_load_retries)", st.FailedAttempts, st.ReadFailedAttempts),
 		"requests sent once more on a new connection: " + newConns,
 	}
 	resent := st.Resent()
 	if resent > 0 {
 		lines = append(lines, fmt.Sprintf("%s%d: each may be applied twice", cluster.ResentSignature, resent))
 	} else {
-		lines = append(lines, "no forwarded request was sent again")
+		lines = append(lines, "no forwarded write was sent again")
 	}
 	keepLines(p, forwardEvidence, lines)
 	if out.Metrics == nil {
@@ -237,7 +237,7 @@ func keepForwardStats(ctx context.Context, p Params, ctl cluster.Control, id str
 	out.Metrics["forwarded_given_up"] = float64(st.GivenUp)
 	out.Metrics["forwarded_resent"] = float64(resent)
 	if out.Verdict == reports.Fail && resent > 0 {
-		out.Reason += fmt.Sprintf("; %s sent %d forwarded requests to the leader again after a failed attempt (%s)", id, resent, forwardEvidence)
+		out.Reason += fmt.Sprintf("; %s sent %d forwarded writes to the leader again after a failed attempt (%s)", id, resent, forwardEvidence)
 	}
 }
 

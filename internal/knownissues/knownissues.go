@@ -126,7 +126,7 @@ func All() []Issue {
 		Scenarios: []string{"leader-pause"},
 		// What leader-pause keeps of the follower's own counters
 		// (scenarios.keepForwardStats): written only when it sent a
-		// forwarded request again.
+		// forwarded write again.
 		Signature:      cluster.ResentSignature,
 		EvidenceSuffix: "forwarding.txt",
 		// A commit applied twice: the first copy wins its CAS, the second

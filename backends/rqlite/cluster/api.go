@@ -81,8 +81,10 @@ type ForwardStats struct {
 	// (remote_executions_failed).
 	Forwarded, GivenUp int64
 	// FailedAttempts counts forwarded writes' attempts that failed
-	// (num_client_execute_retries).
-	FailedAttempts int64
+	// (num_client_execute_retries); ReadFailedAttempts those of forwarded
+	// reads and other requests (num_client_query_retries,
+	// num_client_request_retries, num_client_load_retries).
+	FailedAttempts, ReadFailedAttempts int64
 	// NewConnections counts requests, writes or reads, sent once more on
 	// a new connection after an attempt failed (num_client_force_new_conn,
 	// rqlite 10 since 079783be); -1 when the build has no such counter.
@@ -90,17 +92,19 @@ type ForwardStats struct {
 }
 
 // ResentSignature begins the line of a run's evidence that says a node
-// sent forwarded requests to the leader again (ForwardStats.Resent): the
+// sent forwarded writes to the leader again (ForwardStats.Resent): the
 // signature of the known issue rqlite-forwarded-write-resent.
-const ResentSignature = "forwarded requests sent to the leader again after a failed attempt: "
+const ResentSignature = "forwarded writes sent to the leader again after a failed attempt: "
 
-// Resent is how many times the node sent a forwarded request again after
-// an attempt failed: on rqlite 10, its last-ditch attempts on a new
-// connection; on a build without that counter (rqlite 8), every failed
+// Resent is how many times the node sent a forwarded write again after an
+// attempt failed. On rqlite 10 that is its last-ditch attempts on a new
+// connection, less those of reads: asked for no retry, as the HTTP API
+// asks by default, a request whose attempt failed gets exactly one such
+// attempt. On a build without that counter (rqlite 8), every failed
 // attempt of a write it did not give up on was followed by another.
 func (st ForwardStats) Resent() int64 {
 	if st.NewConnections >= 0 {
-		return st.NewConnections
+		return max(0, st.NewConnections-st.ReadFailedAttempts)
 	}
 	return max(0, st.FailedAttempts-st.GivenUp)
 }
@@ -119,6 +123,8 @@ func GetForwardStats(ctx context.Context, addr string) (ForwardStats, error) {
 	counters := map[string]*int64{
 		"remote_executions": &st.Forwarded, "remote_executions_failed": &st.GivenUp,
 		"num_client_execute_retries": &st.FailedAttempts, "num_client_force_new_conn": &st.NewConnections,
+		"num_client_query_retries": &st.ReadFailedAttempts, "num_client_request_retries": &st.ReadFailedAttempts,
+		"num_client_load_retries": &st.ReadFailedAttempts,
 	}
 	for _, raw := range vars {
 		var group map[string]json.RawMessage

@@ -9,9 +9,10 @@ import (
 )
 
 // TestGetForwardStats reads the counters of both rqlite generations from
-// /debug/vars as each lays them out, and says how many requests were sent
-// again: rqlite 10's new-connection attempts; on rqlite 8, which has no
-// such counter, every failed attempt of a write not given up on.
+// /debug/vars as each lays them out, and says how many writes were sent
+// again: rqlite 10's new-connection attempts less the reads'; on rqlite 8,
+// which has no such counter, every failed attempt of a write not given up
+// on.
 func TestGetForwardStats(t *testing.T) {
 	for _, tc := range []struct {
 		name, vars string
@@ -24,6 +25,10 @@ func TestGetForwardStats(t *testing.T) {
 			ForwardStats{Forwarded: 5, GivenUp: 1, FailedAttempts: 3, NewConnections: 3}, 3},
 		{"rqlite 10, nothing sent again", `{"cluster":{"num_client_execute_retries":2,"num_client_force_new_conn":0},"proxy":{"remote_executions":9,"remote_executions_failed":2}}`,
 			ForwardStats{Forwarded: 9, GivenUp: 2, FailedAttempts: 2, NewConnections: 0}, 0},
+		{"rqlite 10, only reads sent again", `{"cluster":{"num_client_execute_retries":0,"num_client_query_retries":4,"num_client_request_retries":1,"num_client_force_new_conn":5},"proxy":{"remote_executions":9}}`,
+			ForwardStats{Forwarded: 9, ReadFailedAttempts: 5, NewConnections: 5}, 0},
+		{"rqlite 10, writes and reads sent again", `{"cluster":{"num_client_execute_retries":3,"num_client_query_retries":4,"num_client_force_new_conn":7},"proxy":{"remote_executions":9}}`,
+			ForwardStats{Forwarded: 9, FailedAttempts: 3, ReadFailedAttempts: 4, NewConnections: 7}, 3},
 		{"rqlite 8", `{"cluster":{"num_client_execute_retries":10},"http":{"remote_executions":7,"remote_executions_failed":1}}`,
 			ForwardStats{Forwarded: 7, GivenUp: 1, FailedAttempts: 10, NewConnections: -1}, 9},
 	} {
