@@ -143,17 +143,20 @@ func (v *runView) passed() bool {
 	return v.Verdict == Pass && v.Outcome != Survived || v.Outcome == Caught
 }
 
-// Class is the CSS class of the run's outcome: a caught mutant is a pass,
-// a survivor a failure; any other run's is its verdict's.
-func (v *runView) Class() string {
+// judged is the verdict the run's outcome counts as: a caught mutant's FAIL
+// is a pass, a survivor's PASS a failure; any other run's is its verdict.
+func (v *runView) judged() Verdict {
 	switch {
 	case v.failed():
-		return verdictClass(Fail)
+		return Fail
 	case v.passed():
-		return verdictClass(Pass)
+		return Pass
 	}
-	return verdictClass(v.Verdict)
+	return v.Verdict
 }
+
+// Class is the CSS class of the run's outcome (judged).
+func (v *runView) Class() string { return verdictClass(v.judged()) }
 
 // Label is the run's verdict as the reports show it: with its outcome
 // when it was expected to FAIL ("FAIL · caught", "PASS · survived").

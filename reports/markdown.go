@@ -45,17 +45,8 @@ func verdictMark(v Verdict) string {
 	return "⚪"
 }
 
-// runMark is the symbol of a run's outcome: a caught mutant's FAIL is the
-// outcome wanted, a survivor's PASS a failure.
-func runMark(v *runView) string {
-	switch {
-	case v.failed():
-		return verdictMark(Fail)
-	case v.passed():
-		return verdictMark(Pass)
-	}
-	return verdictMark(v.Verdict)
-}
+// runMark is the symbol of a run's outcome (runView.judged).
+func runMark(v *runView) string { return verdictMark(v.judged()) }
 
 // renderMarkdown writes summary.md: in full when it fits a pull-request
 // comment, otherwise at the first level of detail that does, saying so.
