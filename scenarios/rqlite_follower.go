@@ -202,13 +202,7 @@ const forwardEvidence = "forwarding.txt"
 // to its reason: a write sent twice explains a conflict reported for a
 // write that was applied.
 func keepForwardStats(ctx context.Context, p Params, ctl cluster.Control, id string, out *Result) {
-	var addr string
-	for _, n := range ctl.Nodes() {
-		if n.ID == id {
-			addr = n.HTTPAddr
-		}
-	}
-	st, err := cluster.GetForwardStats(ctx, addr)
+	st, err := ctl.ForwardStats(ctx, id)
 	if err != nil {
 		keep(p, forwardEvidence, []byte(fmt.Sprintf("%s: counters not read: %v\n", id, err)))
 		return

@@ -45,3 +45,14 @@ func (c Control) StepDown(ctx context.Context) error {
 	}
 	return StepDown(ctx, n.HTTPAddr)
 }
+
+// ForwardStats reads what node id says of the writes it forwarded to the
+// leader (GetForwardStats).
+func (c Control) ForwardStats(ctx context.Context, id string) (ForwardStats, error) {
+	for _, n := range c.Nodes() {
+		if n.ID == id {
+			return GetForwardStats(ctx, n.HTTPAddr)
+		}
+	}
+	return ForwardStats{}, fmt.Errorf("%w %q", ErrUnknownNode, id)
+}
