@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -44,6 +45,13 @@ type Issue struct {
 	// Guarantees are the broken guarantees the bug can cause; a FAIL
 	// naming another is not explained by it.
 	Guarantees []string
+	// Explains, when set, is asked of every violations.txt under the run
+	// folder (one line per violation the checks found): the issue
+	// explains the FAIL only when it accepts them all. It is for a bug
+	// whose evidence says it struck but not which operations it touched:
+	// the shape of the violations then has to be the one the bug makes,
+	// so that another bug in the same run is not hidden behind it.
+	Explains func(violations []string) bool
 	// Upstream is the upstream report; Doc the section of
 	// docs/KNOWN-ISSUES.md with the evidence and the reproduction.
 	Upstream, Doc string
@@ -133,7 +141,11 @@ func All() []Issue {
 		// loses it and is what the client hears (a conflict for a write
 		// that was applied: atomicity, linearizability); its side-writes
 		// are guarded by the same CAS, so nothing else is written twice.
-		Guarantees: []string{"atomicity", "linearizability", "lost update"},
+		// Those checks' lines, for the executions of such commits only,
+		// are all it explains (onlyWritesAppliedTwice): the evidence
+		// says the follower re-sent writes, not which.
+		Guarantees: []string{"atomicity", "linearizability", "trace ring"},
+		Explains:   onlyWritesAppliedTwice,
 		Upstream:   "https://github.com/rqlite/rqlite/commit/079783be",
 		Doc:        "docs/KNOWN-ISSUES.md#rqlite-forwarded-write-resent",
 	}}
@@ -144,7 +156,7 @@ func All() []Issue {
 // nil.
 func Match(scheme, scenario, guarantee, folder string) *Issue {
 	for _, is := range All() {
-		if is.appliesTo(scheme, scenario) && slices.Contains(is.Guarantees, guarantee) && folder != "" && carries(folder, is) {
+		if is.appliesTo(scheme, scenario) && slices.Contains(is.Guarantees, guarantee) && folder != "" && carries(folder, is) && explains(folder, is) {
 			return &is
 		}
 	}
@@ -201,4 +213,85 @@ func carries(folder string, is Issue) bool {
 		return nil
 	})
 	return found
+}
+
+// explains reports whether the issue's Explains accepts the violations of
+// every violations.txt under folder (true without Explains). A FAIL whose
+// violations were not written down is not explained by an issue that asks
+// for them.
+func explains(folder string, is Issue) bool {
+	if is.Explains == nil {
+		return true
+	}
+	read, ok := 0, true
+	_ = filepath.WalkDir(folder, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !ok || d.IsDir() || filepath.Base(path) != violationsFile {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			ok = false
+			return nil
+		}
+		read++
+		ok = is.Explains(violationLines(string(b)))
+		return nil
+	})
+	return ok && read > 0
+}
+
+// violationsFile is the evidence file that lists a run's violations
+// (evidence.ViolationsFile; named here to keep this package free of the
+// evidence writer).
+const violationsFile = "violations.txt"
+
+// violationLines returns the lines of a violations.txt that state a broken
+// guarantee: not its verdict line, its notes or the blank lines.
+func violationLines(text string) []string {
+	var out []string
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "verdict:") || strings.HasPrefix(line, "note:") {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// A write applied twice, the first copy winning its compare-and-swap and
+// the second, whose answer the client hears, losing it: the atomicity
+// check's line for a commit that returned a conflict though its write is in
+// the chain of winners (linearizability.checkOutcome), and, for the same
+// executions only, the lines of the checks that a conflict for a write
+// that took effect defeats: no linearization of the execution's register,
+// nor of its trace ring (the commit's trace entries are there).
+var (
+	conflictButApplied = regexp.MustCompile(`^atomicity: (?:commit|save) \S+ \((\S+) v\d+→\d+\) returned a conflict but its write is v\d+ of the chain$`)
+	noLinearization    = regexp.MustCompile(`^(?:linearizability: execution (\S+): no linearization of its register operations exists|trace ring: execution (\S+): no linearization of its trace appends and reads exists)`)
+)
+
+// onlyWritesAppliedTwice accepts violations that are all of the shape a
+// write applied twice makes, at least one of them a commit that returned a
+// conflict though it won.
+func onlyWritesAppliedTwice(violations []string) bool {
+	applied := map[string]bool{}
+	for _, v := range violations {
+		if m := conflictButApplied.FindStringSubmatch(v); m != nil {
+			applied[m[1]] = true
+		}
+	}
+	if len(applied) == 0 {
+		return false
+	}
+	for _, v := range violations {
+		if conflictButApplied.MatchString(v) {
+			continue
+		}
+		if m := noLinearization.FindStringSubmatch(v); m != nil && applied[m[1]+m[2]] {
+			continue
+		}
+		return false
+	}
+	return true
 }

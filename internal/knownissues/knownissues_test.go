@@ -151,3 +151,55 @@ func TestMatchUnrestoredInstall(t *testing.T) {
 		t.Errorf("another backend matched %s", got.ID)
 	}
 }
+
+// TestMatchWritesAppliedTwice: a follower's re-sent writes explain a FAIL
+// only when every violation is of the shape a write applied twice makes
+// (the lines below are those of a leader-pause run on df4edc42, in its
+// order): a commit that returned a conflict though it won, and the
+// register and trace-ring lines of the same executions. A stale read of
+// another execution, or another guarantee, in the same run is not
+// explained; nor is a run whose violations were not written down, nor one
+// whose follower re-sent nothing.
+func TestMatchWritesAppliedTwice(t *testing.T) {
+	is := Lookup("rqlite-forwarded-write-resent")
+	if is == nil {
+		t.Fatal("no rqlite-forwarded-write-resent in the catalogue")
+	}
+	resent := "node n3 took every call\n" + cluster.ResentSignature + "24: each may be applied twice\n"
+	seen := "verdict: FAIL (porcupine: Illegal)\n" +
+		"atomicity: commit c4-336 (e1 v200→201) returned a conflict but its write is v201 of the chain\n" +
+		"atomicity: save c7-516 (E0 v314→315) returned a conflict but its write is v315 of the chain\n" +
+		"linearizability: execution e1: no linearization of its register operations exists (a stale read, a lost update or a wrong conflict)\n" +
+		"linearizability: execution E0: no linearization of its register operations exists (a stale read, a lost update or a wrong conflict)\n" +
+		"trace ring: execution E0: no linearization of its trace appends and reads exists\n" +
+		"note: 10 indeterminate operations settled by witnesses: 5 had no effect, 5 took effect, 0 unseen appends counted\n"
+	for _, c := range []struct {
+		name, violations, forwarding, guarantee string
+		want                                    bool
+	}{
+		{"writes applied twice", seen, resent, "atomicity", true},
+		{"the same, named by the register check", seen, resent, "linearizability", true},
+		{"no re-sent write", seen, "node n3 took every call\n", "atomicity", false},
+		{"violations not written down", "", resent, "atomicity", false},
+		{"and a stale read of another execution", seen + "linearizability: execution e2: no linearization of its register operations exists\n", resent, "atomicity", false},
+		{"and a trace ring broken elsewhere", seen + "trace ring: execution e0: no linearization of its trace appends and reads exists\n", resent, "atomicity", false},
+		{"and a lost update", seen + "lost update: commit c1-9 (e1 v3→4) returned ok but is not among the winners: v4 is c2-9\n", resent, "atomicity", false},
+		{"a stale read alone", "verdict: FAIL (porcupine: Illegal)\nlinearizability: execution e0: no linearization of its register operations exists\n", resent, "linearizability", false},
+		{"a commit that failed as not applied", "atomicity: commit c1-9 (e0 v3→4) failed as not applied but its write is v4 of the chain\n", resent, "atomicity", false},
+		{"a guarantee the bug cannot break", seen, resent, "durability", false},
+	} {
+		dir := t.TempDir()
+		if c.violations != "" {
+			if err := os.WriteFile(filepath.Join(dir, "violations.txt"), []byte(c.violations), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(dir, is.EvidenceSuffix), []byte(c.forwarding), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := Match("rqlite+process", "leader-pause", c.guarantee, dir)
+		if (got != nil && got.ID == is.ID) != c.want {
+			t.Errorf("%s: matched %v, want %v", c.name, got, c.want)
+		}
+	}
+}
