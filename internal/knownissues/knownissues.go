@@ -90,7 +90,7 @@ func All() []Issue {
 		Doc:        "docs/KNOWN-ISSUES.md#sqld-write-lock-spin",
 	}, {
 		ID: "raft-heartbeat-term-race",
-		Title: "rqlite (hashicorp/raft, seen with v1.6.0 and v1.7.3): a heartbeat from a new leader, handled on the transport's goroutine, raises the term while the deposed leader's loop " +
+		Title: "rqlite (hashicorp/raft, seen with v1.6.0, v1.7.1 and v1.7.3): a heartbeat from a new leader, handled on the transport's goroutine, raises the term while the deposed leader's loop " +
 			"stamps queued commands with it; nodes then hold different entries at the same index and term, and their tables diverge",
 		Scheme: "rqlite+process",
 		// The comparison of the nodes' Raft logs storecheck keeps when
