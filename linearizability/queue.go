@@ -11,8 +11,8 @@ import (
 // The outbox and the spawn queue are checked alike: every entry belongs to
 // a winning commit; a winner's entries are pending exactly once, under one
 // seq, from when its commit returned until they are acknowledged; seqs
-// ascend within a read, are never reused, and follow the commits' versions
-// within one execution.
+// ascend within a read, are never reused, follow the commits' versions
+// within one execution and real time across executions (queueorder.go).
 
 // queueItem is one pending entry as a read returned it.
 type queueItem struct {
@@ -131,6 +131,7 @@ func (g *globalChecker) queue(ctx context.Context, spec queueSpec) error {
 	}
 	g.queuePresence(q)
 	g.queueOrder(q)
+	g.queueRealTime(q)
 	if len(q.replica) > 0 {
 		g.rep.Notes = append(g.rep.Notes, fmt.Sprintf("%d %s reads served by replicas were checked for what they show (committed entries, in order, each at one seq), not for what they miss (they may be stale)", len(q.replica), spec.table))
 	}
@@ -393,32 +394,6 @@ func missing(reads []*Operation, dues []due, listed func(*Operation) map[string]
 			report(r, d)
 		}
 		pending = kept
-	}
-}
-
-// queueOrder checks that, within one execution, the seqs of the winners'
-// entries ascend in (version, batch position) order.
-func (g *globalChecker) queueOrder(q *queueState) {
-	for _, exec := range g.execs {
-		chain := g.atVer[exec]
-		var lastKey string
-		var lastOp *Operation
-		last := int64(-1 << 63)
-	versions:
-		for v := 1; v < len(chain); v++ {
-			for _, k := range q.spec.keys(chain[v]) {
-				seq, seen := q.seqOf[k]
-				if !seen {
-					continue
-				}
-				if seq <= last {
-					g.rep.add(ErrDeliveryOrder, exec, "%s %s of %s has seq %d, not after seq %d of %s %s of %s",
-						q.spec.entry, k, name(chain[v]), seq, last, q.spec.entry, lastKey, name(lastOp))
-					break versions
-				}
-				last, lastKey, lastOp = seq, k, chain[v]
-			}
-		}
 	}
 }
 

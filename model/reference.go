@@ -23,9 +23,14 @@ type Reference struct {
 // refState is the six tables. Values are kept in the same canonical form a
 // Dump uses, so a dump is a copy and a comparison is string equality.
 type refState struct {
-	execs     map[string]ExecutionRow
-	outbox    []OutboxRow // ascending seq
-	outboxSeq int64       // last seq issued; AUTOINCREMENT never reuses one
+	execs  map[string]ExecutionRow
+	outbox []OutboxRow // ascending seq
+	// outboxSeq is the last seq issued; AUTOINCREMENT never reuses one.
+	// Decision: one counter for every execution, as the seeds'
+	// AUTOINCREMENT column is, advanced inside the commit: the pending
+	// queues list the entries in the order the commits took effect in,
+	// across executions, not per execution (docs/CONTRACT.md §1, property 6).
+	outboxSeq int64
 	processed map[ProcessedRow]struct{}
 	timers    map[timerKey]float64
 	spawns    []SpawnRow // ascending seq

@@ -98,6 +98,12 @@ func Catalogue() []Mutant {
 			statements: outboxSeqReuse,
 		},
 		{
+			Name:       "seq-sharded",
+			Breaks:     "queues in order across executions (the entries of a commit that returned before another was called are pending before the other's): seqs come from blocks of 100 that up to 4 sequence shards reserve, a commit numbering its entries from the first free shard, so one execution's entries still ascend (a shard below the execution's last seq reserves a new block) and one client at a time is numbered as AUTOINCREMENT numbers, but under concurrency a commit on a shard with a lower block has its entries listed before those of a commit of another execution that returned before it began.",
+			statements: seqShardStatements,
+			wrap:       wrapSeqSharded,
+		},
+		{
 			Name:       "event-id-nocase",
 			Breaks:     "effect-once per (execution, event id), ids compared exactly: processed_events.event_id is COLLATE NOCASE, so once ev1 is processed an event EV1 counts as processed too and its commit's marker is dropped.",
 			statements: eventIDNoCase,
