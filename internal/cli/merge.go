@@ -120,11 +120,12 @@ func mergeCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
 	}
+	if err := e.renderReports(o.dir); err != nil {
+		return ExitUsage, fmt.Errorf("summary.json is written, but the reports could not be rendered: %w", err)
+	}
+	// Only now is the report whole: latest moves to it.
 	if err := o.publish(); err != nil {
 		return ExitUsage, err
-	}
-	if err := renderReports(o.dir); err != nil {
-		return ExitUsage, fmt.Errorf("summary.json is written, but the reports could not be rendered: %w", err)
 	}
 	if !o.json {
 		printTable(e.stdout, sum)

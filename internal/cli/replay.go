@@ -99,7 +99,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 			fmt.Fprintf(e.stderr, "storecheck: replay of %s: %s\n", of, got.Runs[0].Replay)
 		}
 	}
-	return executeThen(ctx, e, plan, out, notRunIsError, commandLine("replay", args), compare)
+	return executeWith(ctx, e, plan, out, notRunIsError, commandLine("replay", args), steps{judge: compare})
 }
 
 // pickRun chooses the run to replay and returns it with its number
