@@ -770,6 +770,65 @@ func TestOutOverAnEarlierReportDropsItsClaims(t *testing.T) {
 	}
 }
 
+// TestOutOverAnOlderSchemaReportDropsItsClaims: an earlier report whose
+// summary.json is of another schema version than this storecheck reads
+// (an older storecheck's, "schema": 1, or a newer one's) is still
+// storecheck's: --out over it removes it and its rendered files before
+// the runs start, as for the current version, so that a storecheck killed
+// mid-run leaves no older verdict beside the new runs' folders. JSON that
+// only has a "schema" field is not a summary and is left alone.
+func TestOutOverAnOlderSchemaReportDropsItsClaims(t *testing.T) {
+	first := filepath.Join(t.TempDir(), "first")
+	if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--seed", "1", "--out", first, "--quiet"); code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	current, err := os.ReadFile(filepath.Join(first, reports.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := fmt.Sprintf(`"schema": %d`, reports.SchemaVersion)
+	if !bytes.Contains(current, []byte(schema)) {
+		t.Fatalf("the summary does not say %s", schema)
+	}
+	files := []string{reports.SummaryFile, reports.MarkdownFile, reports.HTMLFile, reports.JUnitFile}
+	for _, version := range []int{1, reports.SchemaVersion + 1} {
+		dir := filepath.Join(t.TempDir(), "report")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files[1:] {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte("the earlier report's"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		older := bytes.Replace(current, []byte(schema), []byte(fmt.Sprintf(`"schema": %d`, version)), 1)
+		if err := os.WriteFile(filepath.Join(dir, reports.SummaryFile), older, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := prepareOut(dir); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				t.Errorf("schema %d: %s of the earlier report is still there while the new runs go", version, f)
+			}
+		}
+	}
+	mine := filepath.Join(t.TempDir(), "mine")
+	if err := os.MkdirAll(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, reports.SummaryFile), []byte(`{"schema": 1, "name": "not storecheck's"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := prepareOut(mine); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(mine, reports.SummaryFile)); err != nil {
+		t.Errorf("a summary.json that is not storecheck's was removed: %v", err)
+	}
+}
+
 // TestLatestThatIsNoLinkIsRefusedFirst: a storecheck-out/latest that is
 // not a link (a folder someone made, a file) is refused in one line before
 // anything runs, not found after the runs, when their table was never

@@ -214,13 +214,15 @@ var reportFiles = []string{reports.MarkdownFile, reports.HTMLFile, reports.JUnit
 const mutantsFile = "mutants.json"
 
 // dropEarlierReport removes the summary and the rendered files of the
-// earlier report in dir, if dir holds one (a storecheck summary.json), before
+// earlier report in dir, if dir holds one (a storecheck summary.json of
+// any schema version: an older storecheck's report claims as much), before
 // the runs start and empty its runs/: until this command writes its own,
 // the folder claims nothing, so that a storecheck killed mid-run (SIGKILL,
 // a CI job's timeout) leaves no verdict of the earlier runs beside the new
 // runs' folders. A summary.json that is not storecheck's is left alone.
 func dropEarlierReport(dir string) error {
-	if _, err := reports.ReadSummary(filepath.Join(dir, reports.SummaryFile)); err != nil {
+	b, err := os.ReadFile(filepath.Join(dir, reports.SummaryFile))
+	if err != nil || !reports.IsSummary(b) {
 		return nil
 	}
 	for _, f := range reportFiles {
