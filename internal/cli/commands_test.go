@@ -256,6 +256,42 @@ func TestConcurrentRunsReproduce(t *testing.T) {
 	}
 }
 
+// TestQuietReplayPrintsOnlyTheTable: --quiet means for replay what it
+// means for run and qualify: stdout carries the table, stderr nothing but
+// an error, and the verdict is the exit code; --json likewise leaves
+// stderr empty. Whether the replay reproduced the original is in its
+// summary.json and summary.md; without either flag replay says it on
+// stderr too.
+func TestQuietReplayPrintsOnlyTheTable(t *testing.T) {
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "orig")
+	code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--seed", "1", "--out", orig, "--quiet")
+	if code != ExitOK || stderr != "" {
+		t.Fatalf("run --quiet: exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	for _, mode := range []string{"--quiet", "--json"} {
+		out := filepath.Join(dir, "replay"+mode)
+		code, stdout, stderr := run(t, "replay", mode, "--out", out, orig)
+		if code != ExitOK || stderr != "" || stdout == "" {
+			t.Errorf("replay %s: exit %d, stderr %q, stdout %d bytes; want 0, nothing on stderr and the table or the summary on stdout", mode, code, stderr, len(stdout))
+		}
+		sum, err := reports.ReadSummary(filepath.Join(out, reports.SummaryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := sum.Runs[0].Replay; p == nil || !p.SamePlan || !p.SameVerdict {
+			t.Errorf("replay %s: its summary says %+v, want it reproduced", mode, p)
+		}
+		if md, err := os.ReadFile(filepath.Join(out, reports.MarkdownFile)); err != nil || !strings.Contains(string(md), "reproduced: same plan") {
+			t.Errorf("replay %s: summary.md does not say it reproduced (%v)", mode, err)
+		}
+	}
+	_, _, stderr = run(t, "replay", "--out", filepath.Join(dir, "replay"), orig)
+	if !strings.Contains(stderr, "reproduced: same plan") {
+		t.Errorf("replay without --quiet: stderr %q, want the replay's line", stderr)
+	}
+}
+
 // The headline agrees with the exit code: a gate failed by NOT RUN under
 // --fail-on-not-run says so in summary.md, index.html and summary.json; a
 // scenario that does not apply is not a NOT RUN that fails the gate.

@@ -35,7 +35,7 @@ type outputFlags struct {
 
 func (o *outputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.dir, "out", "", "output folder (DIR): summary.json, the reports and a folder per run (default: a new folder under "+OutRoot+"/, which "+OutRoot+"/latest points at)")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress; print only the verdict table")
+	fs.BoolVar(&o.quiet, "quiet", false, "print only the verdict table: no progress, seed or other note on stderr (errors and warnings only); the verdict is the exit code")
 	fs.BoolVar(&o.json, "json", false, "no progress; print summary.json on stdout instead of the table")
 	fs.BoolVar(&o.acceptKnown, "accept-known", false, "a FAIL whose evidence shows a known upstream bug (docs/KNOWN-ISSUES.md) does not fail the exit code; it is still reported")
 }

@@ -96,7 +96,11 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	compare := func(got *reports.Summary) {
 		if len(got.Runs) == 1 {
 			got.Runs[0].CompareReplay(of, r)
-			fmt.Fprintf(e.stderr, "storecheck: replay of %s: %s\n", of, got.Runs[0].Replay)
+			// A note, as the seed line: --quiet and --json print none
+			// (the summary and its reports say it).
+			if !out.quiet && !out.json {
+				fmt.Fprintf(e.stderr, "storecheck: replay of %s: %s\n", of, got.Runs[0].Replay)
+			}
 		}
 	}
 	return executeWith(ctx, e, plan, out, notRunIsError, commandLine("replay", args), steps{judge: compare})
