@@ -665,6 +665,15 @@ func TestCheckLeaseHistory(t *testing.T) {
 			t.Errorf("check %s: exit %d\n%s%s", h, code, stdout, stderr)
 		}
 	}
+	// From standard input too: it is read again as a lease history once
+	// it is found not to be an execution store's.
+	lease, err := os.ReadFile(histories[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := runIn(t, lease, "check", "-"); code != ExitOK || !strings.HasPrefix(stdout, "standard input: PASS (leases: Ok)") {
+		t.Errorf("check - of %s: exit %d\n%s%s", histories[0], code, stdout, stderr)
+	}
 	f, err := os.Open(histories[0])
 	if err != nil {
 		t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 )
 
 // diffUsage is diff's synopsis.
-const diffUsage = "storecheck diff [--slowdown F] [--rate-rise F] [--md FILE] BASE NEW (each a summary.json or the folder that holds one)"
+const diffUsage = "storecheck diff [--slowdown F] [--rate-rise F] [--md FILE] BASE NEW (each a summary.json, the folder that holds one, or - for standard input)"
 
 // diffCommand compares two summaries, a base (the main branch's stored
 // report) and a new one: verdict changes per backend × scenario and
@@ -43,8 +43,11 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 			return ExitUsage, usagef("--%s must be a finite number (negative ignores these figures), got %v", f.name, f.v)
 		}
 	}
+	if err := onceFromStdin(base, next); err != nil {
+		return ExitUsage, err
+	}
 	for _, in := range []string{base, next} {
-		if *md != "" && samePath(*md, summaryFile(in)) {
+		if *md != "" && in != stdinArg && samePath(*md, summaryFile(in)) {
 			return ExitUsage, usagef("--md %s is the summary diff reads (%s): it would be written over", *md, in)
 		}
 	}
@@ -53,11 +56,11 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 			return ExitUsage, usagef("--md %s cannot be written: %v", *md, err)
 		}
 	}
-	b, baseDir, err := readSummaryAt(base)
+	b, baseDir, err := readSummaryAt(base, e.stdin)
 	if err != nil {
 		return ExitUsage, err
 	}
-	n, newDir, err := readSummaryAt(next)
+	n, newDir, err := readSummaryAt(next, e.stdin)
 	if err != nil {
 		return ExitUsage, err
 	}
@@ -83,19 +86,6 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 		return ExitFail, nil
 	}
 	return ExitOK, nil
-}
-
-// readSummaryAt reads path, a summary.json or a folder holding one, and
-// returns it with its folder. Every command that reads a summary (diff,
-// merge, replay) reads it here, so each takes a folder alike; what is not
-// a storecheck summary (reports.ParseSummary) is a usage error.
-func readSummaryAt(path string) (*reports.Summary, string, error) {
-	path = summaryFile(path)
-	s, err := reports.ReadSummary(path)
-	if err != nil {
-		return nil, "", usagef("%v", err)
-	}
-	return s, filepath.Dir(path), nil
 }
 
 // summaryFile is the file readSummaryAt reads for path: path itself, or

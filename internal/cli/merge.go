@@ -48,7 +48,10 @@ func mergeCommand(ctx context.Context, e *env, args []string) (int, error) {
 	}
 	shards := make([]shardSummary, 0, len(paths))
 	for _, p := range paths {
-		s, dir, err := readSummaryAt(p)
+		if p == stdinArg {
+			return ExitUsage, usagef("merge copies each shard's run folders from beside its summary, and %s has none: give the shard's folder or its summary.json, not -", stdinName)
+		}
+		s, dir, err := readSummaryAt(p, e.stdin)
 		if err != nil {
 			return ExitUsage, err
 		}

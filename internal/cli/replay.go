@@ -16,7 +16,7 @@ import (
 )
 
 // replayUsage is replay's synopsis.
-const replayUsage = "storecheck replay [--run N] [--scenario S] [--backend URL] [--out DIR] SUMMARY (a summary.json or the folder that holds one)"
+const replayUsage = "storecheck replay [--run N] [--scenario S] [--backend URL] [--out DIR] SUMMARY (a summary.json, the folder that holds one, or - for standard input)"
 
 // replayCommand re-runs one run of a summary.json (or of the folder that
 // holds one, as diff and merge take it): the same backend,
@@ -49,7 +49,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if isSet(fs, "run") && index < 1 {
 		return ExitUsage, usagef("--run must be at least 1 (a run's position in the summary), got %d", index)
 	}
-	sum, dir, err := readSummaryAt(path)
+	sum, dir, err := readSummaryAt(path, e.stdin)
 	if err != nil {
 		return ExitUsage, err
 	}
@@ -81,7 +81,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err := validateBackends([]string{url}); err != nil {
 		return ExitUsage, err
 	}
-	if out.dir != "" && samePath(out.dir, dir) {
+	if out.dir != "" && dir != "" && samePath(out.dir, dir) {
 		return ExitUsage, usagef("replay never writes over its input: --out %s is the folder of %s", out.dir, path)
 	}
 	if err := out.resolve(); err != nil {
