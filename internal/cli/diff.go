@@ -19,12 +19,15 @@ const diffUsage = "storecheck diff [--slowdown F] [--rate-rise F] [--md FILE] BA
 // diffCommand compares two summaries, a base (the main branch's stored
 // report) and a new one: verdict changes per backend × scenario and
 // figures that moved beyond their thresholds, as Markdown for a pull
-// request. Exit 1 on any regression.
+// request. Exit 1 on any regression. A cell whose runs had another seed or
+// other options ran another plan: its figures are shown as not
+// comparable, never as regressions, and its verdict is judged as any
+// cell's (reports.CompareSummaries).
 func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 	def := reports.DefaultDiffOptions()
 	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
-	slowdown := fs.Float64("slowdown", def.Slowdown, "relative change of throughput or p50/p99 latency that is a regression (0.5 = 50%; negative ignores timings)")
-	rateRise := fs.Float64("rate-rise", def.RateRise, "absolute rise of the conflict or indeterminate rate that is a regression (negative ignores rates)")
+	slowdown := fs.Float64("slowdown", def.Slowdown, "relative change of throughput or p50/p99 latency that is a regression (0.5 = 50%; negative ignores timings); where the two runs had another seed or other options, or the summaries ran another number of runs at once, a change is shown as not comparable, never a regression")
+	rateRise := fs.Float64("rate-rise", def.RateRise, "absolute rise of the conflict or indeterminate rate that is a regression (negative ignores rates); where the two runs had another seed or other options, a rise is shown as not comparable, never a regression")
 	md := fs.String("md", "", "also write the Markdown to this file, cut to fit a pull-request comment")
 	base, rest := splitPositional(fs, args)
 	next, rest := splitPositional(fs, rest)
