@@ -50,6 +50,10 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 		return ExitUsage, usagef("--run must be at least 1 (a run's position in the summary), got %d", index)
 	}
 	sum, dir, err := readSummaryAt(path, e.stdin)
+	name := path // what messages and the summary's replay line call it
+	if path == stdinArg {
+		name = stdinName
+	}
 	if err != nil {
 		return ExitUsage, err
 	}
@@ -59,7 +63,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	}
 	if r.Seed == 0 {
 		// No run has it (--seed refuses it): the summary was edited.
-		return ExitUsage, usagef("run %d of %s has seed 0, which no storecheck run has (seeds are 1 to %d): nothing to replay", n, path, uint64(math.MaxUint64))
+		return ExitUsage, usagef("run %d of %s has seed 0, which no storecheck run has (seeds are 1 to %d): nothing to replay", n, name, uint64(math.MaxUint64))
 	}
 	url := r.Backend
 	if backend != "" {
@@ -76,7 +80,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	fs2 := flag.NewFlagSet("defaults", flag.ContinueOnError)
 	k.register(fs2) // defaults, overridden by what the run recorded
 	if err := k.fromOptions(r.Options); err != nil {
-		return ExitUsage, usagef("run %d of %s %v", n, path, err)
+		return ExitUsage, usagef("run %d of %s %v", n, name, err)
 	}
 	if err := validateBackends([]string{url}); err != nil {
 		return ExitUsage, err
@@ -92,7 +96,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 		Entries: []runner.Entry{{Backend: url, Scenario: sc, Seed: r.Seed}}, Out: out.dir,
 		Options: k.options(), Params: k.params(r.Seed), Reproduce: k.reproduce,
 	}
-	of := fmt.Sprintf("%s#%d", path, n)
+	of := fmt.Sprintf("%s#%d", name, n)
 	compare := func(got *reports.Summary) {
 		if len(got.Runs) == 1 {
 			got.Runs[0].CompareReplay(of, r)

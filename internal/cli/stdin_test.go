@@ -85,8 +85,8 @@ func TestSummaryCommandsReadStandardInput(t *testing.T) {
 	if code != ExitOK || stderr != "" {
 		t.Errorf("replay -: exit %d, want 0: %s", code, stderr)
 	}
-	if _, err := os.Stat(filepath.Join("r", "summary.json")); err != nil {
-		t.Errorf("replay - wrote no summary: %v", err)
+	if md, err := os.ReadFile(filepath.Join("r", "summary.md")); err != nil || !strings.Contains(string(md), "Replay of `standard input#1`: reproduced") {
+		t.Errorf("replay -: its summary.md does not name standard input#1 as reproduced (%v)", err)
 	}
 	for _, args := range [][]string{{"diff", "-", "-"}, {"merge", "-", "a"}, {"diff", "-", "a"}} {
 		input := sum
