@@ -122,6 +122,11 @@ func cellsOf(s *Summary, dir string) []cell {
 // folders the summaries were read from.
 func CompareSummaries(base, new *Summary, baseDir, newDir string, opt DiffOptions) *Diff {
 	d := &Diff{Caveat: parallelCaveat(base.Parallel, new.Parallel)}
+	// On differently shared machines, the timings moved with that.
+	timings := ""
+	if d.Caveat != "" {
+		timings = "other runs at once"
+	}
 	baseCells := cellsOf(base, baseDir)
 	before := make(map[cell]Run, len(base.Runs))
 	for i, c := range baseCells {
@@ -146,13 +151,14 @@ func CompareSummaries(base, new *Summary, baseDir, newDir string, opt DiffOption
 			continue
 		}
 		d.Cells++
-		if plan := planChanges(k, old, r); len(plan) > 0 {
+		plan := planChanges(k, old, r)
+		if len(plan) > 0 {
 			d.OtherPlan++
 			d.Changes = append(d.Changes, plan...)
 		}
 		d.Changes = append(d.Changes, verdictChange(k, old, r, outcomes[i])...)
 		if old.Verdict == Pass && r.Verdict == Pass {
-			d.Changes = append(d.Changes, metricChanges(k, old, r, opt)...)
+			d.Changes = append(d.Changes, notComparable(metricChanges(k, old, r, opt), otherPlan(plan), timings)...)
 		}
 	}
 	for _, c := range baseCells {
@@ -167,7 +173,7 @@ func CompareSummaries(base, new *Summary, baseDir, newDir string, opt DiffOption
 		}
 	}
 	if d.OtherPlan > 0 {
-		d.Caveat = strings.TrimSpace(d.Caveat + " " + fmt.Sprintf("%d of the %d cells compared ran with another seed or other options than the base's (the ℹ️ seed and options rows): their verdicts and figures are not those of the same plan.", d.OtherPlan, d.Cells))
+		d.Caveat = strings.TrimSpace(d.Caveat + " " + fmt.Sprintf("%d of the %d cells compared ran with another seed or other options than the base's (the ℹ️ seed and options rows): their verdicts and figures are not those of the same plan, so a figure that moved there is shown as not comparable, never as a regression; a verdict that got worse still is one.", d.OtherPlan, d.Cells))
 	}
 	return d
 }
@@ -207,6 +213,42 @@ func planChanges(k [2]string, old, r Run) []Change {
 			Note: "other options: another plan"})
 	}
 	return out
+}
+
+// otherPlan says why a cell's figures do not compare, from its
+// planChanges: "another seed", "other options", both, or "" (the same
+// plan).
+func otherPlan(plan []Change) string {
+	var why []string
+	for _, c := range plan {
+		switch c.What {
+		case "seed":
+			why = append(why, "another seed")
+		case "options":
+			why = append(why, "other options")
+		}
+	}
+	return strings.Join(why, " and ")
+}
+
+// notComparable turns the figure changes of a cell that ran another plan
+// (plan, from otherPlan) into information, not regressions: another seed
+// draws another workload, other options set another one, and the
+// figures move with them. On differently shared machines (timings, from
+// parallelCaveat) the timing figures are not comparable either; the
+// rates are.
+func notComparable(figures []Change, plan, timings string) []Change {
+	for i, c := range figures {
+		why := plan
+		if why == "" && isTiming(c.What) {
+			why = timings
+		}
+		if why != "" {
+			figures[i].Worse = false
+			figures[i].Note += ", not comparable: " + why
+		}
+	}
+	return figures
 }
 
 // optionText is name=value, or name unset.
@@ -298,6 +340,16 @@ func verdictText(r Run) string {
 		return "FAIL (known issue " + r.KnownIssue + ")"
 	}
 	return string(r.Verdict)
+}
+
+// isTiming reports whether metricChanges took the figure what from the
+// clock.
+func isTiming(what string) bool {
+	switch what {
+	case "throughput", "p50 latency", "p99 latency":
+		return true
+	}
+	return false
 }
 
 // metricChanges compares the figures two passing runs share: throughput
@@ -449,7 +501,7 @@ func parallelCaveat(base, new *Parallel) string {
 	if base == nil || new == nil || *base == *new {
 		return ""
 	}
-	return fmt.Sprintf("The base ran %s, the new %s: timed runs' throughput and latency moved with that, not only with the change.", base, new)
+	return fmt.Sprintf("The base ran %s, the new %s: timed runs' throughput and latency moved with that, not only with the change, so they are shown as not comparable, never as a regression.", base, new)
 }
 
 func plural(n int) string {

@@ -220,6 +220,62 @@ func TestDiffSeesWhatAGateMustNotMiss(t *testing.T) {
 	}
 }
 
+// TestDiffOfOtherPlansComparesNoFigures: a cell whose runs had another
+// seed or other options ran another plan, so its figures (throughput,
+// latency, conflict and indeterminate rates) moving is shown as not
+// comparable, never as a regression; a verdict that got worse there is
+// still one. Summaries that ran a different number of runs at once make
+// the timings (throughput, latency) not comparable, not the rates.
+func TestDiffOfOtherPlansComparesNoFigures(t *testing.T) {
+	run := func(scenario string, v Verdict) Run {
+		return Run{Backend: "memory:", Scenario: scenario, Verdict: v, Seed: 7, Options: map[string]string{"clients": "8"},
+			Ops: 1000, Throughput: 1000, Latency: map[string]Percentiles{AllKinds: {P50: 1, P99: 10}}, Metrics: map[string]float64{"conflict_rate": 0.2}}
+	}
+	slower := func(r Run) Run {
+		r.Throughput, r.Latency = 300, map[string]Percentiles{AllKinds: {P50: 1, P99: 30}}
+		r.Metrics = map[string]float64{"conflict_rate": 0.4}
+		return r
+	}
+	otherSeed, otherOptions, broke := slower(run("seed", Pass)), slower(run("options", Pass)), run("broke", Fail)
+	otherSeed.Seed, broke.Seed = 8, 8
+	otherOptions.Options = map[string]string{"clients": "32"}
+	base := &Summary{Runs: []Run{run("seed", Pass), run("options", Pass), run("broke", Pass)}}
+	d := CompareSummaries(base, &Summary{Runs: []Run{otherSeed, otherOptions, broke}}, "", "", DefaultDiffOptions())
+	got := markdownOf(t, d)
+	for _, want := range []string{
+		"| ❌ | `memory:` | broke | verdict | PASS | FAIL |",
+		"| ℹ️ | `memory:` | seed | throughput | 1e+03 ops/s | 300 ops/s | -70%, not comparable: another seed |",
+		"| ℹ️ | `memory:` | seed | p99 latency | 10 ms | 30 ms | +200%, not comparable: another seed |",
+		"| ℹ️ | `memory:` | seed | conflict_rate | 0.2 | 0.4 | +100%, not comparable: another seed |",
+		"| ℹ️ | `memory:` | options | throughput | 1e+03 ops/s | 300 ops/s | -70%, not comparable: other options |",
+		"3 of the 3 cells compared ran with another seed or other options",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	if n := d.Regressions(); n != 1 {
+		t.Errorf("%d regressions, want 1 (the verdict)", n)
+	}
+	// The same plan on differently shared machines: the timings do not
+	// compare, the rates do.
+	same := slower(run("seed", Pass))
+	one, two := &Parallel{Runs: 1, TimedCores: 1}, &Parallel{Runs: 2, TimedCores: 2}
+	p := CompareSummaries(&Summary{Parallel: one, Runs: []Run{run("seed", Pass)}}, &Summary{Parallel: two, Runs: []Run{same}}, "", "", DefaultDiffOptions())
+	got = markdownOf(t, p)
+	for _, want := range []string{
+		"| ℹ️ | `memory:` | seed | throughput | 1e+03 ops/s | 300 ops/s | -70%, not comparable: other runs at once |",
+		"| ❌ | `memory:` | seed | conflict_rate | 0.2 | 0.4 |",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	if n := p.Regressions(); n != 1 {
+		t.Errorf("%d regressions, want 1 (the conflict rate)", n)
+	}
+}
+
 // markdownOf is d as Markdown, logged.
 func markdownOf(t *testing.T, d *Diff) string {
 	t.Helper()

@@ -348,6 +348,28 @@ func ParseSummary(b []byte) (*Summary, error) {
 	return &s, nil
 }
 
+// IsSummary reports whether b is a summary.json storecheck wrote, of this
+// schema version or of another: one ParseSummary reads, or a JSON object
+// whose "schema" names a version by a positive integer (docs/
+// summary.schema.json: the layout version) beside the "seed" and "runs"
+// every version has had. It is for a command that clears an earlier
+// report (an older storecheck's too) and must leave another program's
+// file alone; what is read as a summary goes through ParseSummary.
+func IsSummary(b []byte) bool {
+	if _, err := ParseSummary(b); err == nil {
+		return true
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(b, &top); err != nil {
+		return false
+	}
+	var version int
+	if err := json.Unmarshal(top["schema"], &version); err != nil || version < 1 {
+		return false
+	}
+	return requireKeys(top, "seed", "runs") == nil
+}
+
 // requireKeys says which of names obj lacks.
 func requireKeys(obj map[string]json.RawMessage, names ...string) error {
 	var missing []string

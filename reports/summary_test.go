@@ -67,6 +67,28 @@ func TestParseSummary(t *testing.T) {
 	}
 }
 
+// IsSummary knows a storecheck summary of any schema version, and nothing
+// else: an older or newer layout is still storecheck's (a command clearing
+// an earlier report removes it), another program's JSON is not.
+func TestIsSummary(t *testing.T) {
+	for body, want := range map[string]bool{
+		`{"schema":2,"seed":1,"runs":[]}`:          true,
+		`{"seed":1,"runs":[]}`:                     true,
+		`{"schema":1,"seed":1,"runs":[{"x":1}]}`:   true,
+		`{"schema":99,"seed":1,"runs":[]}`:         true,
+		`{"schema":1}`:                             false,
+		`{"schema":0,"seed":1,"runs":[{"x":1}]}`:   false,
+		`{"schema":"1","seed":1,"runs":[{"x":1}]}`: false,
+		`{"not":"storecheck"}`:                     false,
+		`[1,2]`:                                    false,
+		`not json`:                                 false,
+	} {
+		if got := IsSummary([]byte(body)); got != want {
+			t.Errorf("IsSummary(%s) = %v, want %v", body, got, want)
+		}
+	}
+}
+
 // A summary without runs passes no gate: its headline says nothing ran
 // (and, for a shard, why), though its exit code is 0.
 func TestGateOfNothingRan(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -16,17 +15,18 @@ import (
 )
 
 // checkUsage is check's synopsis.
-const checkUsage = "storecheck check [--out DIR] [--timeout D] HISTORY.jsonl"
+const checkUsage = "storecheck check [--out DIR] [--timeout D] HISTORY.jsonl (or - for standard input)"
 
 // checkCommand re-checks a saved history offline: porcupine per execution
 // and the global checks, exactly as at the end of a run. It takes both kinds
 // of history storecheck writes: an execution store's (history.jsonl) and a
 // run store's lease history (history-MODE.jsonl of lease-stall, checkLeases).
-// Exit 0 when the history is linearizable, 1 when it is not (or the checker
-// timed out), 2 when the file is not a history, 130 when interrupted.
+// The history "-" is read from standard input. Exit 0 when the history is
+// linearizable, 1 when it is not (or the checker timed out), 2 when the
+// file is not a history, 130 when interrupted.
 func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	out := fs.String("out", "", "folder for the visualization of a failed check (default: beside the history)")
+	out := fs.String("out", "", "folder for the visualization of a failed check (default: beside the history; for - or another stream, such as a pipe, the current folder)")
 	timeout := fs.Duration("timeout", linearizability.DefaultTimeout, "bound on the linearizability search; past it the verdict is Unknown")
 	// The history path is positional; flags may come before or after it.
 	path, rest := splitPositional(fs, args)
@@ -49,44 +49,52 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 		}
 	}
 	readStart := time.Now()
-	h, err := linearizability.LoadFile(path)
+	in, remove, err := openInput(ctx, path, e.stdin)
+	if ctx.Err() != nil {
+		return ExitInterrupted, fmt.Errorf("interrupted while reading the history %s", path)
+	}
+	if err != nil {
+		return ExitUsage, err
+	}
+	defer remove()
+	h, err := linearizability.LoadFile(in.file)
 	if errors.Is(err, linearizability.ErrMalformed) {
 		// Not an execution-store history: a lease history, or no history.
-		ops, lerr := leases.LoadFile(path)
+		ops, lerr := leases.LoadFile(in.file)
 		switch {
 		case lerr == nil:
-			return checkLeases(ctx, e, path, ops, *out, *timeout, time.Since(readStart))
+			return checkLeases(ctx, e, in, ops, *out, *timeout, time.Since(readStart))
 		case errors.Is(lerr, leases.ErrCut):
 			// A cut history holds only well-formed lines: the operations
 			// it kept would pass.
-			return ExitUsage, usagef("not a whole lease history: %v", lerr)
+			return ExitUsage, usagef("not a whole lease history: %s", in.say(lerr))
 		case !errors.Is(lerr, leases.ErrNotLeaseHistory):
-			return ExitUsage, usagef("not a storecheck lease history: %v", lerr)
+			return ExitUsage, usagef("not a storecheck lease history: %s", in.say(lerr))
 		}
 	}
 	read := time.Since(readStart)
 	if err != nil {
-		return ExitUsage, usagef("not a storecheck history: %v", err)
+		return ExitUsage, usagef("not a storecheck history: %s", in.say(err))
 	}
 	if len(h.Ops) == 0 {
 		// An empty file, or a run cut short before its first operation, shows
 		// nothing: it is not a history that passed.
-		return ExitUsage, usagef("%s holds no operations: nothing to check", path)
+		return ExitUsage, usagef("%s holds no operations: nothing to check", in.name)
 	}
 	opt := linearizability.Options{Timeout: *timeout}
 	start := time.Now()
 	rep, err := linearizability.Check(ctx, h, opt)
 	if ctx.Err() != nil {
 		// Ctrl-C: a check cut short proves nothing either way.
-		return ExitInterrupted, fmt.Errorf("interrupted before the check of %s finished", path)
+		return ExitInterrupted, fmt.Errorf("interrupted before the check of %s finished", in.name)
 	}
 	if err != nil {
 		if errors.Is(err, linearizability.ErrMalformed) {
-			return ExitUsage, usagef("%s is not a valid history: %v", path, err)
+			return ExitUsage, usagef("%s is not a valid history: %s", in.name, in.say(err))
 		}
-		return ExitUsage, fmt.Errorf("check %s: %w", path, err)
+		return ExitUsage, fmt.Errorf("check %s: %w", in.name, err)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s; %d operations, read in %v, checked in %v\n", path, evidence.VerdictOf(rep).Word(), len(h.Ops), read.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(e.stdout, "%s: %s; %d operations, read in %v, checked in %v\n", in.name, evidence.VerdictOf(rep).Word(), len(h.Ops), read.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	for i, v := range rep.Violations {
 		if i == 10 {
 			fmt.Fprintf(e.stdout, "  … and %d more\n", len(rep.Violations)-10)
@@ -101,14 +109,10 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 		return ExitOK, nil
 	}
 	if rep.Verdict == linearizability.Illegal {
-		dir := *out
-		if dir == "" {
-			dir = filepath.Dir(path)
+		vis, err := in.visualization(*out)
+		if err != nil {
+			return ExitUsage, err
 		}
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return ExitUsage, usagef("output folder %s cannot be created: %v", dir, unwrapPath(err))
-		}
-		vis := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+".visualization.html")
 		if err := linearizability.VisualizeFile(ctx, vis, h, rep, opt); err != nil {
 			return ExitUsage, fmt.Errorf("the history is %s, but its visualization could not be written: %w", rep.Verdict, err)
 		}
@@ -122,16 +126,16 @@ func checkCommand(ctx context.Context, e *env, args []string) (int, error) {
 // and token checks, and porcupine per run against the lease/claim
 // register. The scenario's other checks read the store's tables, which the
 // file does not hold; a note says so.
-func checkLeases(ctx context.Context, e *env, path string, ops []leases.Op, out string, timeout time.Duration, read time.Duration) (int, error) {
+func checkLeases(ctx context.Context, e *env, in inputArg, ops []leases.Op, out string, timeout time.Duration, read time.Duration) (int, error) {
 	if len(ops) == 0 {
-		return ExitUsage, usagef("%s holds no operations: nothing to check", path)
+		return ExitUsage, usagef("%s holds no operations: nothing to check", in.name)
 	}
 	start := time.Now()
 	rep := leases.Check(ctx, ops, leases.Options{Timeout: timeout})
 	if ctx.Err() != nil {
-		return ExitInterrupted, fmt.Errorf("interrupted before the check of %s finished", path)
+		return ExitInterrupted, fmt.Errorf("interrupted before the check of %s finished", in.name)
 	}
-	fmt.Fprintf(e.stdout, "%s: %s; %d operations of a lease history, read in %v, checked in %v\n", path, leaseWord(rep), len(ops), read.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(e.stdout, "%s: %s; %d operations of a lease history, read in %v, checked in %v\n", in.name, leaseWord(rep), len(ops), read.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	for i, v := range rep.Violations {
 		if i == 10 {
 			fmt.Fprintf(e.stdout, "  … and %d more\n", len(rep.Violations)-10)
@@ -148,14 +152,10 @@ func checkLeases(ctx context.Context, e *env, path string, ops []leases.Op, out 
 	case len(rep.Illegal) == 0:
 		return ExitFail, nil
 	}
-	dir := out
-	if dir == "" {
-		dir = filepath.Dir(path)
+	vis, err := in.visualization(out)
+	if err != nil {
+		return ExitUsage, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return ExitUsage, usagef("output folder %s cannot be created: %v", dir, unwrapPath(err))
-	}
-	vis := filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))+".visualization.html")
 	var html strings.Builder
 	if err := leases.Visualize(&html, rep, rep.Illegal[0]); err != nil {
 		return ExitUsage, fmt.Errorf("the history is %s, but its visualization could not be made: %w", rep.Verdict, err)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -40,9 +41,23 @@ type command struct {
 	scenarios bool
 }
 
-// env is what every command writes to.
+// env is what every command reads from and writes to.
 type env struct {
+	// stdin is read for the file argument "-" (stdinArg).
+	stdin          io.Reader
 	stdout, stderr io.Writer
+	// render renders the reports beside a summary.json; nil is
+	// reports.Render (a test gives one that fails).
+	render func(dir string) error
+}
+
+// renderReports writes index.html, summary.md and junit.xml beside
+// dir/summary.json.
+func (e *env) renderReports(dir string) error {
+	if e.render != nil {
+		return e.render(dir)
+	}
+	return reports.Render(dir)
 }
 
 func commands() []command {
@@ -78,7 +93,8 @@ func RunsScenarios(args []string) bool {
 	return false
 }
 
-// Main runs one storecheck command line and returns the exit code.
+// Main runs one storecheck command line, with the process's standard
+// input, and returns the exit code.
 //
 // The subcommands are dispatched by cobra (github.com/spf13/cobra, as
 // etcdctl, kubectl and gh are), which also writes the shell completion
@@ -87,7 +103,13 @@ func RunsScenarios(args []string) bool {
 // flag package, so that its -h, its errors and its exit codes stay its
 // own.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	e := &env{stdout: stdout, stderr: stderr}
+	return MainIO(ctx, args, os.Stdin, stdout, stderr)
+}
+
+// MainIO is Main with the standard input given: what a command reads for
+// the file argument "-".
+func MainIO(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		// Bad usage: the list of commands is the error, on stderr.
 		printUsage(stderr)

@@ -256,6 +256,42 @@ func TestConcurrentRunsReproduce(t *testing.T) {
 	}
 }
 
+// TestQuietReplayPrintsOnlyTheTable: --quiet means for replay what it
+// means for run and qualify: stdout carries the table, stderr nothing but
+// an error, and the verdict is the exit code; --json likewise leaves
+// stderr empty. Whether the replay reproduced the original is in its
+// summary.json and summary.md; without either flag replay says it on
+// stderr too.
+func TestQuietReplayPrintsOnlyTheTable(t *testing.T) {
+	dir := t.TempDir()
+	orig := filepath.Join(dir, "orig")
+	code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--seed", "1", "--out", orig, "--quiet")
+	if code != ExitOK || stderr != "" {
+		t.Fatalf("run --quiet: exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	for _, mode := range []string{"--quiet", "--json"} {
+		out := filepath.Join(dir, "replay"+mode)
+		code, stdout, stderr := run(t, "replay", mode, "--out", out, orig)
+		if code != ExitOK || stderr != "" || stdout == "" {
+			t.Errorf("replay %s: exit %d, stderr %q, stdout %d bytes; want 0, nothing on stderr and the table or the summary on stdout", mode, code, stderr, len(stdout))
+		}
+		sum, err := reports.ReadSummary(filepath.Join(out, reports.SummaryFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p := sum.Runs[0].Replay; p == nil || !p.SamePlan || !p.SameVerdict {
+			t.Errorf("replay %s: its summary says %+v, want it reproduced", mode, p)
+		}
+		if md, err := os.ReadFile(filepath.Join(out, reports.MarkdownFile)); err != nil || !strings.Contains(string(md), "reproduced: same plan") {
+			t.Errorf("replay %s: summary.md does not say it reproduced (%v)", mode, err)
+		}
+	}
+	_, _, stderr = run(t, "replay", "--out", filepath.Join(dir, "replay"), orig)
+	if !strings.Contains(stderr, "reproduced: same plan") {
+		t.Errorf("replay without --quiet: stderr %q, want the replay's line", stderr)
+	}
+}
+
 // The headline agrees with the exit code: a gate failed by NOT RUN under
 // --fail-on-not-run says so in summary.md, index.html and summary.json; a
 // scenario that does not apply is not a NOT RUN that fails the gate.
@@ -629,6 +665,15 @@ func TestCheckLeaseHistory(t *testing.T) {
 			t.Errorf("check %s: exit %d\n%s%s", h, code, stdout, stderr)
 		}
 	}
+	// From standard input too: it is read again as a lease history once
+	// it is found not to be an execution store's.
+	lease, err := os.ReadFile(histories[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := runIn(t, lease, "check", "-"); code != ExitOK || !strings.HasPrefix(stdout, "standard input: PASS (leases: Ok)") {
+		t.Errorf("check - of %s: exit %d\n%s%s", histories[0], code, stdout, stderr)
+	}
 	f, err := os.Open(histories[0])
 	if err != nil {
 		t.Fatal(err)
@@ -760,6 +805,65 @@ func TestOutOverAnEarlierReportDropsItsClaims(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(mine, reports.SummaryFile), []byte(`{"not":"storecheck"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := prepareOut(mine); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(mine, reports.SummaryFile)); err != nil {
+		t.Errorf("a summary.json that is not storecheck's was removed: %v", err)
+	}
+}
+
+// TestOutOverAnOlderSchemaReportDropsItsClaims: an earlier report whose
+// summary.json is of another schema version than this storecheck reads
+// (an older storecheck's, "schema": 1, or a newer one's) is still
+// storecheck's: --out over it removes it and its rendered files before
+// the runs start, as for the current version, so that a storecheck killed
+// mid-run leaves no older verdict beside the new runs' folders. JSON that
+// only has a "schema" field is not a summary and is left alone.
+func TestOutOverAnOlderSchemaReportDropsItsClaims(t *testing.T) {
+	first := filepath.Join(t.TempDir(), "first")
+	if code, _, stderr := run(t, "run", "--backend", "memory:", "--scenario", "conformance", "--checks", "3", "--seed", "1", "--out", first, "--quiet"); code != ExitOK {
+		t.Fatalf("run: exit %d: %s", code, stderr)
+	}
+	current, err := os.ReadFile(filepath.Join(first, reports.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := fmt.Sprintf(`"schema": %d`, reports.SchemaVersion)
+	if !bytes.Contains(current, []byte(schema)) {
+		t.Fatalf("the summary does not say %s", schema)
+	}
+	files := []string{reports.SummaryFile, reports.MarkdownFile, reports.HTMLFile, reports.JUnitFile}
+	for _, version := range []int{1, reports.SchemaVersion + 1} {
+		dir := filepath.Join(t.TempDir(), "report")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files[1:] {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte("the earlier report's"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		older := bytes.Replace(current, []byte(schema), []byte(fmt.Sprintf(`"schema": %d`, version)), 1)
+		if err := os.WriteFile(filepath.Join(dir, reports.SummaryFile), older, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := prepareOut(dir); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+				t.Errorf("schema %d: %s of the earlier report is still there while the new runs go", version, f)
+			}
+		}
+	}
+	mine := filepath.Join(t.TempDir(), "mine")
+	if err := os.MkdirAll(mine, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mine, reports.SummaryFile), []byte(`{"schema": 1, "name": "not storecheck's"}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := prepareOut(mine); err != nil {

@@ -14,17 +14,20 @@ import (
 )
 
 // diffUsage is diff's synopsis.
-const diffUsage = "storecheck diff [--slowdown F] [--rate-rise F] [--md FILE] BASE NEW (each a summary.json or the folder that holds one)"
+const diffUsage = "storecheck diff [--slowdown F] [--rate-rise F] [--md FILE] BASE NEW (each a summary.json, the folder that holds one, or - for standard input)"
 
 // diffCommand compares two summaries, a base (the main branch's stored
 // report) and a new one: verdict changes per backend × scenario and
 // figures that moved beyond their thresholds, as Markdown for a pull
-// request. Exit 1 on any regression.
+// request. Exit 1 on any regression. A cell whose runs had another seed or
+// other options ran another plan: its figures are shown as not
+// comparable, never as regressions, and its verdict is judged as any
+// cell's (reports.CompareSummaries).
 func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 	def := reports.DefaultDiffOptions()
 	fs := flag.NewFlagSet("diff", flag.ContinueOnError)
-	slowdown := fs.Float64("slowdown", def.Slowdown, "relative change of throughput or p50/p99 latency that is a regression (0.5 = 50%; negative ignores timings)")
-	rateRise := fs.Float64("rate-rise", def.RateRise, "absolute rise of the conflict or indeterminate rate that is a regression (negative ignores rates)")
+	slowdown := fs.Float64("slowdown", def.Slowdown, "relative change of throughput or p50/p99 latency that is a regression (0.5 = 50%; negative ignores timings); where the two runs had another seed or other options, or the summaries ran another number of runs at once, a change is shown as not comparable, never a regression")
+	rateRise := fs.Float64("rate-rise", def.RateRise, "absolute rise of the conflict or indeterminate rate that is a regression (negative ignores rates); where the two runs had another seed or other options, a rise is shown as not comparable, never a regression")
 	md := fs.String("md", "", "also write the Markdown to this file, cut to fit a pull-request comment")
 	base, rest := splitPositional(fs, args)
 	next, rest := splitPositional(fs, rest)
@@ -43,8 +46,11 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 			return ExitUsage, usagef("--%s must be a finite number (negative ignores these figures), got %v", f.name, f.v)
 		}
 	}
+	if err := onceFromStdin(base, next); err != nil {
+		return ExitUsage, err
+	}
 	for _, in := range []string{base, next} {
-		if *md != "" && samePath(*md, summaryFile(in)) {
+		if *md != "" && in != stdinArg && samePath(*md, summaryFile(in)) {
 			return ExitUsage, usagef("--md %s is the summary diff reads (%s): it would be written over", *md, in)
 		}
 	}
@@ -53,11 +59,11 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 			return ExitUsage, usagef("--md %s cannot be written: %v", *md, err)
 		}
 	}
-	b, baseDir, err := readSummaryAt(base)
+	b, baseDir, err := readSummaryAt(base, e.stdin)
 	if err != nil {
 		return ExitUsage, err
 	}
-	n, newDir, err := readSummaryAt(next)
+	n, newDir, err := readSummaryAt(next, e.stdin)
 	if err != nil {
 		return ExitUsage, err
 	}
@@ -83,19 +89,6 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 		return ExitFail, nil
 	}
 	return ExitOK, nil
-}
-
-// readSummaryAt reads path, a summary.json or a folder holding one, and
-// returns it with its folder. Every command that reads a summary (diff,
-// merge, replay) reads it here, so each takes a folder alike; what is not
-// a storecheck summary (reports.ParseSummary) is a usage error.
-func readSummaryAt(path string) (*reports.Summary, string, error) {
-	path = summaryFile(path)
-	s, err := reports.ReadSummary(path)
-	if err != nil {
-		return nil, "", usagef("%v", err)
-	}
-	return s, filepath.Dir(path), nil
 }
 
 // summaryFile is the file readSummaryAt reads for path: path itself, or

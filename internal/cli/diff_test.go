@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/storecheck/storecheck/reports"
 )
 
 // TestDiff: two qualifications of the same backends, the second with a
@@ -48,6 +50,44 @@ func TestDiff(t *testing.T) {
 		if code, _, errs := run(t, args...); code != ExitUsage || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 			t.Errorf("%v: exit %d, stderr %q; want 2 and one line", args, code, errs)
 		}
+	}
+}
+
+// TestDiffOfAnotherSeedGatesOnVerdictsOnly: a CI gate diffing main's
+// report with a pull request's made with another seed (or other options)
+// exits 0 however far the figures moved (they are shown as not
+// comparable), and 1 when a verdict got worse.
+func TestDiffOfAnotherSeedGatesOnVerdictsOnly(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base")
+	if code, out, errs := run(t, "run", "--backend", "memory:", "--scenario", "concurrent", "--ops", "300", "--seed", "1", "--out", base, "--quiet"); code != ExitOK {
+		t.Fatalf("base: exit %d\n%s%s", code, out, errs)
+	}
+	sum, err := reports.ReadSummary(filepath.Join(base, reports.SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same cell on seed 2, ten times slower, twice the conflicts.
+	r := &sum.Runs[0]
+	r.Seed, r.Throughput = 2, r.Throughput/10
+	all := r.Latency[reports.AllKinds]
+	all.P50, all.P99 = all.P50*10, all.P99*10
+	r.Latency[reports.AllKinds] = all
+	r.Metrics["conflict_rate"] += 0.5
+	next := filepath.Join(dir, "next.json")
+	if err := reports.WriteJSON(next, sum); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "diff", base, next)
+	if code != ExitOK || !strings.Contains(out, "not comparable: another seed") || strings.Contains(out, "❌") {
+		t.Errorf("diff of another seed's slower run: exit %d, want 0 and the figures shown as not comparable\n%s%s", code, out, errs)
+	}
+	r.Verdict, r.Reason, r.Guarantee = reports.Fail, "a lost update", "lost update"
+	if err := reports.WriteJSON(next, sum); err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errs := run(t, "diff", base, next); code != ExitFail || !strings.Contains(out, "| ❌ | `memory:` | concurrent | verdict | PASS | FAIL |") {
+		t.Errorf("diff of another seed's FAIL: exit %d, want 1 and the verdict a regression\n%s%s", code, out, errs)
 	}
 }
 

@@ -29,13 +29,13 @@ type outputFlags struct {
 	json        bool
 	acceptKnown bool
 	// latest is dir's name under OutRoot, which OutRoot/latest is to point
-	// at once dir holds a summary (publish); "" with --out.
+	// at once dir holds a whole report (publish); "" with --out.
 	latest string
 }
 
 func (o *outputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.dir, "out", "", "output folder (DIR): summary.json, the reports and a folder per run (default: a new folder under "+OutRoot+"/, which "+OutRoot+"/latest points at)")
-	fs.BoolVar(&o.quiet, "quiet", false, "no progress; print only the verdict table")
+	fs.BoolVar(&o.quiet, "quiet", false, "print only the verdict table: no progress, seed or other note on stderr (errors and warnings only); the verdict is the exit code")
 	fs.BoolVar(&o.json, "json", false, "no progress; print summary.json on stdout instead of the table")
 	fs.BoolVar(&o.acceptKnown, "accept-known", false, "a FAIL whose evidence shows a known upstream bug (docs/KNOWN-ISSUES.md) does not fail the exit code; it is still reported")
 }
@@ -57,18 +57,30 @@ const (
 // it, prints the outcome and returns the exit code. An interrupted run still
 // writes its summary, with the runs it could not finish marked INTERRUPTED.
 func execute(ctx context.Context, e *env, plan runner.Plan, o outputFlags, policy string, command string) (int, error) {
-	return executeThen(ctx, e, plan, o, policy, command, nil)
+	return executeWith(ctx, e, plan, o, policy, command, steps{})
 }
 
-// executeThen is execute with a step between the runs and the summary:
-// replay compares its run with the original there.
-func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, policy string, command string, then func(*reports.Summary)) (int, error) {
+// steps are what a command adds to execute's.
+type steps struct {
+	// judge runs between the runs and the summary: replay compares its
+	// run with the original there, soak counts its false alarms.
+	judge func(*reports.Summary)
+	// write writes the command's own files beside the reports (soak's
+	// report), before latest moves to the folder.
+	write func(dir string) error
+}
+
+// executeWith is execute with the command's own steps. OutRoot/latest
+// moves to the folder (publish) only once every file of its report is
+// written: a summary whose reports or own files could not be written
+// leaves latest at the last complete report.
+func executeWith(ctx context.Context, e *env, plan runner.Plan, o outputFlags, policy string, command string, add steps) (int, error) {
 	mode := chooseProgress(e.stderr, o.quiet || o.json)
 	started := time.Now().UTC()
 	sum := runner.Execute(ctx, plan, newProgress(e.stderr, mode))
 	sum.Command, sum.Started, sum.Out = command, started, o.dir
-	if then != nil {
-		then(sum)
+	if add.judge != nil {
+		add.judge(sum)
 	}
 	sum.Finish(build(), host(), time.Now())
 	sum.Judge(reports.Policy{NotRun: policy, AcceptKnown: o.acceptKnown, Interrupted: ctx.Err() != nil})
@@ -77,10 +89,10 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
 	}
-	if err := o.publish(); err != nil {
-		return ExitUsage, err
+	renderErr := e.renderReports(o.dir)
+	if renderErr == nil && add.write != nil {
+		renderErr = add.write(o.dir)
 	}
-	renderErr := renderReports(o.dir)
 	if o.json {
 		b, err := json.MarshalIndent(sum, "", "  ")
 		if err != nil {
@@ -95,7 +107,10 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 		}
 	}
 	if renderErr != nil {
-		return ExitUsage, fmt.Errorf("the runs finished and summary.json is written, but the reports could not be rendered: %w", renderErr)
+		return ExitUsage, fmt.Errorf("the runs finished and summary.json is written, but the reports could not be written: %w", renderErr)
+	}
+	if err := o.publish(); err != nil {
+		return ExitUsage, err
 	}
 	if ctx.Err() != nil {
 		fmt.Fprintln(e.stderr, "storecheck: interrupted; the summary marks the unfinished runs INTERRUPTED")
@@ -111,12 +126,6 @@ func executeThen(ctx context.Context, e *env, plan runner.Plan, o outputFlags, p
 	return code, nil
 }
 
-// renderReports writes index.html, summary.md and junit.xml beside
-// summary.json.
-func renderReports(dir string) error {
-	return reports.Render(dir)
-}
-
 // OutRoot is where results are kept when --out is not given: each
 // invocation writes a folder of its own there, and latest points at the
 // newest, so that no run replaces another's report.
@@ -124,7 +133,7 @@ const OutRoot = "storecheck-out"
 
 // resolve picks the output folder: --out exactly, or a new folder under
 // OutRoot named by the time and a random suffix, which OutRoot/latest will
-// point at once it holds a summary (publish). It creates the folder and
+// point at once it holds a whole report (publish). It creates the folder and
 // proves it writable.
 func (o *outputFlags) resolve() error {
 	if o.json && o.quiet {
@@ -134,7 +143,7 @@ func (o *outputFlags) resolve() error {
 	if o.dir != "" {
 		return prepareOut(o.dir)
 	}
-	// latest is replaced once the summary is written (publish): what is
+	// latest is replaced once the report is written (publish): what is
 	// not a link there would be found only after the runs.
 	if info, err := os.Lstat(filepath.Join(OutRoot, "latest")); err == nil && info.Mode()&fs.ModeSymlink == 0 {
 		return usagef("%s is not the link storecheck keeps to the newest report (it is a %s): move it away, or give --out", filepath.Join(OutRoot, "latest"), fileKind(info))
@@ -151,8 +160,10 @@ func (o *outputFlags) resolve() error {
 }
 
 // publish points OutRoot/latest at the folder resolve made, once its
-// summary.json is written: a command that fails before that (or a
-// storecheck killed mid-run) leaves latest at the last complete report.
+// report is whole: summary.json, the reports rendered from it and the
+// command's own files. A command that fails before that (a report that
+// could not be rendered, a storecheck killed mid-run) leaves latest at the
+// last complete report.
 // With --out it does nothing.
 func (o *outputFlags) publish() error {
 	if o.latest == "" {
@@ -203,13 +214,15 @@ var reportFiles = []string{reports.MarkdownFile, reports.HTMLFile, reports.JUnit
 const mutantsFile = "mutants.json"
 
 // dropEarlierReport removes the summary and the rendered files of the
-// earlier report in dir, if dir holds one (a storecheck summary.json), before
+// earlier report in dir, if dir holds one (a storecheck summary.json of
+// any schema version: an older storecheck's report claims as much), before
 // the runs start and empty its runs/: until this command writes its own,
 // the folder claims nothing, so that a storecheck killed mid-run (SIGKILL,
 // a CI job's timeout) leaves no verdict of the earlier runs beside the new
 // runs' folders. A summary.json that is not storecheck's is left alone.
 func dropEarlierReport(dir string) error {
-	if _, err := reports.ReadSummary(filepath.Join(dir, reports.SummaryFile)); err != nil {
+	b, err := os.ReadFile(filepath.Join(dir, reports.SummaryFile))
+	if err != nil || !reports.IsSummary(b) {
 		return nil
 	}
 	for _, f := range reportFiles {

@@ -48,7 +48,10 @@ func mergeCommand(ctx context.Context, e *env, args []string) (int, error) {
 	}
 	shards := make([]shardSummary, 0, len(paths))
 	for _, p := range paths {
-		s, dir, err := readSummaryAt(p)
+		if p == stdinArg {
+			return ExitUsage, usagef("merge copies each shard's run folders from beside its summary, and %s has none: give the shard's folder or its summary.json, not -", stdinName)
+		}
+		s, dir, err := readSummaryAt(p, e.stdin)
 		if err != nil {
 			return ExitUsage, err
 		}
@@ -120,11 +123,12 @@ func mergeCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err := reports.WriteJSON(path, sum); err != nil {
 		return ExitUsage, fmt.Errorf("could not write the summary: %w", err)
 	}
+	if err := e.renderReports(o.dir); err != nil {
+		return ExitUsage, fmt.Errorf("summary.json is written, but the reports could not be rendered: %w", err)
+	}
+	// Only now is the report whole: latest moves to it.
 	if err := o.publish(); err != nil {
 		return ExitUsage, err
-	}
-	if err := renderReports(o.dir); err != nil {
-		return ExitUsage, fmt.Errorf("summary.json is written, but the reports could not be rendered: %w", err)
 	}
 	if !o.json {
 		printTable(e.stdout, sum)

@@ -105,7 +105,7 @@ func mutantsCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if err := table.Write(e.stdout); err != nil {
 		return ExitUsage, err
 	}
-	if err := renderReports(f.out); err != nil {
+	if err := e.renderReports(f.out); err != nil {
 		return ExitUsage, fmt.Errorf("the catalogue ran and summary.json is written, but the reports could not be rendered: %w", err)
 	}
 	fmt.Fprintf(e.stdout, "table: %s\nsummary: %s\nreport:  %s\n", filepath.Join(f.out, mutantsFile), filepath.Join(f.out, "summary.json"), filepath.Join(f.out, "index.html"))

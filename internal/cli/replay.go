@@ -16,7 +16,7 @@ import (
 )
 
 // replayUsage is replay's synopsis.
-const replayUsage = "storecheck replay [--run N] [--scenario S] [--backend URL] [--out DIR] SUMMARY (a summary.json or the folder that holds one)"
+const replayUsage = "storecheck replay [--run N] [--scenario S] [--backend URL] [--out DIR] SUMMARY (a summary.json, the folder that holds one, or - for standard input)"
 
 // replayCommand re-runs one run of a summary.json (or of the folder that
 // holds one, as diff and merge take it): the same backend,
@@ -49,7 +49,11 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	if isSet(fs, "run") && index < 1 {
 		return ExitUsage, usagef("--run must be at least 1 (a run's position in the summary), got %d", index)
 	}
-	sum, dir, err := readSummaryAt(path)
+	sum, dir, err := readSummaryAt(path, e.stdin)
+	name := path // what messages and the summary's replay line call it
+	if path == stdinArg {
+		name = stdinName
+	}
 	if err != nil {
 		return ExitUsage, err
 	}
@@ -59,7 +63,7 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	}
 	if r.Seed == 0 {
 		// No run has it (--seed refuses it): the summary was edited.
-		return ExitUsage, usagef("run %d of %s has seed 0, which no storecheck run has (seeds are 1 to %d): nothing to replay", n, path, uint64(math.MaxUint64))
+		return ExitUsage, usagef("run %d of %s has seed 0, which no storecheck run has (seeds are 1 to %d): nothing to replay", n, name, uint64(math.MaxUint64))
 	}
 	url := r.Backend
 	if backend != "" {
@@ -76,12 +80,12 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 	fs2 := flag.NewFlagSet("defaults", flag.ContinueOnError)
 	k.register(fs2) // defaults, overridden by what the run recorded
 	if err := k.fromOptions(r.Options); err != nil {
-		return ExitUsage, usagef("run %d of %s %v", n, path, err)
+		return ExitUsage, usagef("run %d of %s %v", n, name, err)
 	}
 	if err := validateBackends([]string{url}); err != nil {
 		return ExitUsage, err
 	}
-	if out.dir != "" && samePath(out.dir, dir) {
+	if out.dir != "" && dir != "" && samePath(out.dir, dir) {
 		return ExitUsage, usagef("replay never writes over its input: --out %s is the folder of %s", out.dir, path)
 	}
 	if err := out.resolve(); err != nil {
@@ -92,14 +96,18 @@ func replayCommand(ctx context.Context, e *env, args []string) (int, error) {
 		Entries: []runner.Entry{{Backend: url, Scenario: sc, Seed: r.Seed}}, Out: out.dir,
 		Options: k.options(), Params: k.params(r.Seed), Reproduce: k.reproduce,
 	}
-	of := fmt.Sprintf("%s#%d", path, n)
+	of := fmt.Sprintf("%s#%d", name, n)
 	compare := func(got *reports.Summary) {
 		if len(got.Runs) == 1 {
 			got.Runs[0].CompareReplay(of, r)
-			fmt.Fprintf(e.stderr, "storecheck: replay of %s: %s\n", of, got.Runs[0].Replay)
+			// A note, as the seed line: --quiet and --json print none
+			// (the summary and its reports say it).
+			if !out.quiet && !out.json {
+				fmt.Fprintf(e.stderr, "storecheck: replay of %s: %s\n", of, got.Runs[0].Replay)
+			}
 		}
 	}
-	return executeThen(ctx, e, plan, out, notRunIsError, commandLine("replay", args), compare)
+	return executeWith(ctx, e, plan, out, notRunIsError, commandLine("replay", args), steps{judge: compare})
 }
 
 // pickRun chooses the run to replay and returns it with its number

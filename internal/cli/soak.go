@@ -56,18 +56,22 @@ func soakCommand(ctx context.Context, e *env, args []string) (int, error) {
 	}
 	m.out.acceptKnown = true // a known upstream bug is not a false alarm; it is listed
 	var soak *reports.Soak
-	code, err := executeThen(ctx, e, plan, m.out, notRunPasses, commandLine("soak", args), func(sum *reports.Summary) {
+	judge := func(sum *reports.Summary) {
 		st, lerr := l.Stop()
 		soak = reports.SoakOf(sum, seeds, reports.SoakLoad(st))
 		if lerr != nil {
 			soak.Notes = append(soak.Notes, lerr.Error())
 		}
-	})
+	}
+	write := func(dir string) error {
+		if err := reports.WriteSoak(dir, soak); err != nil {
+			return fmt.Errorf("the soak report: %w", err)
+		}
+		return nil
+	}
+	code, err := executeWith(ctx, e, plan, m.out, notRunPasses, commandLine("soak", args), steps{judge: judge, write: write})
 	if err != nil || soak == nil {
 		return code, err
-	}
-	if werr := reports.WriteSoak(m.out.dir, soak); werr != nil {
-		return ExitUsage, fmt.Errorf("the runs finished, but the soak report could not be written: %w", werr)
 	}
 	if !m.out.json {
 		fmt.Fprintf(e.stdout, "soak: %d runs, %d false alarms, load1 mean %.2f on %d CPUs (%s)\nsoak report: %s\n",
