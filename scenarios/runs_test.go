@@ -80,6 +80,7 @@ func TestLeaseStallCatchesEveryMutant(t *testing.T) {
 		"requeue-deletes-lease":  "fencing tokens strictly increase",
 		"interrupt-keeps-lease":  "an interrupt ends the holder's lease",
 		"version-unchecked":      "a stale expected version is a conflict",
+		"requeue-grace":          "a sweep requeues every run whose lease expired",
 	}
 	for _, m := range runmutants.Catalogue() {
 		if m.PowerLossOnly() {

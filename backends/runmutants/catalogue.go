@@ -100,6 +100,12 @@ func Catalogue() []Mutant {
 				old: "SET active = 0, updated_at", new: "SET updated_at"}},
 		},
 		{
+			Name:   "requeue-grace",
+			Breaks: "requeue_expired_leases puts runs with expired leases back in the queue: the sweep waits 5 s past a lease's expiry, a grace for clock skew that the fence does not give, so for those 5 s a swept run stays running and nobody may work on it.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.ExpiredLeases },
+				old: "l.expires_at <= :now", new: "l.expires_at <= strftime('%Y-%m-%dT%H:%M:%f000000Z', :now, '-5 seconds')"}},
+		},
+		{
 			Name:        "unsynced-full",
 			Breaks:      "durability at power loss: it reports synchronous=FULL (every acknowledged write survives a power cut) but runs with synchronous=OFF, so nothing it acknowledges is fsynced; only a power cut shows it.",
 			synchronous: "OFF",

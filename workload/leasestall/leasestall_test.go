@@ -94,6 +94,7 @@ func TestGoroutinesCatchEveryMutant(t *testing.T) {
 		"requeue-deletes-lease":  {leases.GuaranteeTokens, leases.GuaranteePastLease},
 		"interrupt-keeps-lease":  {GuaranteeInterrupt},
 		"version-unchecked":      {GuaranteeVersion},
+		"requeue-grace":          {GuaranteeRequeue},
 	}
 	for _, m := range runmutants.Catalogue() {
 		if m.PowerLossOnly() {

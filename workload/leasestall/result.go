@@ -25,6 +25,11 @@ const GuaranteeInterrupt = "an interrupt ends the holder's lease"
 // a conflict.
 const GuaranteeVersion = "a stale expected version is a conflict"
 
+// GuaranteeRequeue: requeue_expired_leases puts every running run whose
+// lease expired at its now back in the queue; goroutine mode's stalled
+// victim's run must be among those the takeover's sweep returns.
+const GuaranteeRequeue = "a sweep requeues every run whose lease expired"
+
 // GuaranteeTables prefixes a violation of the tables' invariants
 // (runstore.Invariants: gap-free numbering, one active run per session, tokens
 // in the claim events).
