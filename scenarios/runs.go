@@ -86,7 +86,7 @@ func leaseStallScenario() Scenario {
 	return Scenario{
 		Name:    "lease-stall",
 		Length:  3600 * time.Millisecond,
-		Summary: "run store: workers claim, renew, checkpoint and finish while one stalls past its lease (paused goroutine, SIGSTOPped process) and another takes the run over; stale tokens must be rejected, one live lease per run (porcupine), tokens increasing, gap-free numbering, idempotent creates, claims by priority, stale versions refused, an interrupt ending the holder's lease",
+		Summary: "run store: workers claim, renew, checkpoint and finish while one stalls past its lease (paused goroutine, SIGSTOPped process) and another takes the run over; stale tokens must be rejected, one live lease per run (porcupine), tokens increasing, gap-free numbering, idempotent creates, claims by priority, expired runs requeued by the sweep, checkpoint gaps and stale versions refused, an interrupt ending the holder's lease, decided once, timing its run out when overdue",
 		Needs:   runStoreNeeds(),
 		// It waits out leases: 0.95 s of CPU in 3.6 s on runs+sqlite
 		// (docs/PERFORMANCE.md).

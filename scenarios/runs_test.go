@@ -70,16 +70,20 @@ func TestLeaseStallCatchesEveryMutant(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]string{
-		"claim-keeps-token":      "fencing tokens strictly increase",
-		"renew-expired":          "expired lease rejected",
-		"finish-ignores-token":   "stale fencing token rejected",
-		"two-active-per-session": "one active run per session",
-		"idempotency-key-nocase": "idempotent create returns one run",
-		"event-seq-global":       "table invariants",
-		"claim-by-age":           "claim takes the highest-priority queued run",
-		"requeue-deletes-lease":  "fencing tokens strictly increase",
-		"interrupt-keeps-lease":  "an interrupt ends the holder's lease",
-		"version-unchecked":      "a stale expected version is a conflict",
+		"claim-keeps-token":       "fencing tokens strictly increase",
+		"renew-expired":           "expired lease rejected",
+		"finish-ignores-token":    "stale fencing token rejected",
+		"two-active-per-session":  "one active run per session",
+		"idempotency-key-nocase":  "idempotent create returns one run",
+		"event-seq-global":        "table invariants",
+		"claim-by-age":            "claim takes the highest-priority queued run",
+		"requeue-deletes-lease":   "fencing tokens strictly increase",
+		"interrupt-keeps-lease":   "an interrupt ends the holder's lease",
+		"version-unchecked":       "a stale expected version is a conflict",
+		"checkpoint-seq-gaps":     "checkpoints numbered without gaps",
+		"requeue-grace":           "a sweep requeues every run whose lease expired",
+		"interrupt-decided-twice": "an interrupt is decided once",
+		"expiry-requeues-run":     "an overdue interrupt times its run out",
 	}
 	for _, m := range runmutants.Catalogue() {
 		if m.PowerLossOnly() {

@@ -100,6 +100,30 @@ func Catalogue() []Mutant {
 				old: "SET active = 0, updated_at", new: "SET updated_at"}},
 		},
 		{
+			Name:   "checkpoint-seq-gaps",
+			Breaks: "a run's checkpoints are numbered 1, 2, 3, … without gaps: the store checks only that a checkpoint's sequence comes after the run's last, not that it is the next, so a caller that skips a number leaves a gap.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.CheckpointNext },
+				old: "COALESCE(MAX(sequence), 0) + 1 = :sequence", new: ":sequence > COALESCE(MAX(sequence), 0)"}},
+		},
+		{
+			Name:   "requeue-grace",
+			Breaks: "requeue_expired_leases puts runs with expired leases back in the queue: the sweep waits 5 s past a lease's expiry, a grace for clock skew that the fence does not give, so for those 5 s a swept run stays running and nobody may work on it.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.ExpiredLeases },
+				old: "l.expires_at <= :now", new: "l.expires_at <= strftime('%Y-%m-%dT%H:%M:%f000000Z', :now, '-5 seconds')"}},
+		},
+		{
+			Name:   "interrupt-decided-twice",
+			Breaks: "an interrupt is decided once: decide_interrupt's guarded write lost `AND decided_at IS NULL`, so a second decision overwrites the first and queues the run again, even while it waits on another interrupt.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.DecideInterrupt },
+				old: " AND decided_at IS NULL", new: ""}},
+		},
+		{
+			Name:   "expiry-requeues-run",
+			Breaks: "an overdue interrupt expires, rejected, and times its run out: the expiry queues the waiting run as a decision does, so a worker resumes a run whose approval never came.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.TimeOutRun },
+				old: "SET status = 'timed_out'", new: "SET status = 'queued'"}},
+		},
+		{
 			Name:        "unsynced-full",
 			Breaks:      "durability at power loss: it reports synchronous=FULL (every acknowledged write survives a power cut) but runs with synchronous=OFF, so nothing it acknowledges is fsynced; only a power cut shows it.",
 			synchronous: "OFF",

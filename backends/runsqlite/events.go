@@ -65,16 +65,18 @@ func (s *Store) AppendCheckpoint(ctx context.Context, cp runstore.Checkpoint) er
 	return s.errorf("append_checkpoint", err)
 }
 
-// insertCheckpoint checks that the checkpoint's sequence is max+1, inserts
+// insertCheckpoint checks that the checkpoint's sequence is the run's next
+// (Statements.CheckpointNext), inserts
 // it and logs run.checkpoint.created, in the caller's transaction.
 func (s *Store) insertCheckpoint(ctx context.Context, c *sql.Conn, row runstore.CheckpointRow) error {
-	var last int64
-	err := c.QueryRowContext(ctx, `SELECT COALESCE(MAX(sequence), 0) FROM checkpoints WHERE run_id = ?`, row.RunID).Scan(&last)
+	var next bool
+	var want int64
+	err := c.QueryRowContext(ctx, s.st.CheckpointNext, sql.Named("run", row.RunID), sql.Named("sequence", row.Sequence)).Scan(&next, &want)
 	if err != nil {
-		return err
+		return fmt.Errorf("read the run's next checkpoint number: %w", err)
 	}
-	if row.Sequence != last+1 {
-		return fmt.Errorf("%w: checkpoint sequence must be %d, got %d", runstore.ErrConflict, last+1, row.Sequence)
+	if !next {
+		return fmt.Errorf("%w: checkpoint sequence must be %d, got %d", runstore.ErrConflict, want, row.Sequence)
 	}
 	_, err = c.ExecContext(ctx, `INSERT INTO checkpoints(`+checkpointColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		row.ID, row.RunID, row.Sequence, row.PlanHash, row.State, row.NextNodes, row.PendingInterrupts,

@@ -81,12 +81,16 @@ func (s *Store) ListInterrupts(ctx context.Context, tenantID string, pendingOnly
 	return decode(rows, runstore.InterruptRow.Interrupt)
 }
 
-// decideRow writes a decision on a pending interrupt.
-func decideRow(ctx context.Context, c *sql.Conn, id string, d runstore.DecidedColumns) error {
-	_, err := c.ExecContext(ctx, `UPDATE interrupts SET decision_kind = ?, decision_actor_id = ?, decision_reason = ?,
-		decision_payload_json = ?, decided_at = ? WHERE id = ? AND decision_kind IS NULL`,
-		d.Kind, d.Actor, d.Reason, d.Payload, d.DecidedAt, id)
-	return err
+// decide writes a decision on interrupt id if it is still pending
+// (Statements.DecideInterrupt) and reports whether it was.
+func (s *Store) decide(ctx context.Context, c *sql.Conn, id string, d runstore.DecidedColumns) (bool, error) {
+	res, err := c.ExecContext(ctx, s.st.DecideInterrupt, sql.Named("id", id), sql.Named("kind", d.Kind), sql.Named("actor", d.Actor),
+		sql.Named("reason", d.Reason), sql.Named("payload", d.Payload), sql.Named("now", d.DecidedAt))
+	if err != nil {
+		return false, fmt.Errorf("decide interrupt %q: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // DecideInterrupt implements runstore.Store.
@@ -101,7 +105,13 @@ func (s *Store) DecideInterrupt(ctx context.Context, id string, d runstore.Decis
 		if err != nil {
 			return err
 		}
-		if in.DecisionKind != nil {
+		// The guarded write comes first, as the check it carries: a
+		// later error rolls it back.
+		pending, err := s.decide(ctx, c, id, cols)
+		if err != nil {
+			return err
+		}
+		if !pending {
 			return fmt.Errorf("%w: interrupt %q was already decided", runstore.ErrConflict, id)
 		}
 		cur, err := s.runAt(ctx, c, in.RunID, expected)
@@ -109,9 +119,6 @@ func (s *Store) DecideInterrupt(ctx context.Context, id string, d runstore.Decis
 			return err
 		}
 		if err := runstore.AssertTransition(cur.Status, runstore.Queued); err != nil {
-			return err
-		}
-		if err := decideRow(ctx, c, id, cols); err != nil {
 			return err
 		}
 		if err := setStatus(ctx, c, cur, runstore.Queued, cols.DecidedAt); err != nil {
@@ -142,17 +149,11 @@ func (s *Store) ExpireInterrupts(ctx context.Context, now time.Time) ([]string, 
 			return err
 		}
 		for _, in := range due {
-			if err := decideRow(ctx, c, in.ID, cols); err != nil {
+			if _, err := s.decide(ctx, c, in.ID, cols); err != nil {
 				return err
 			}
-			cur, err := runRow(ctx, c, in.RunID)
-			if err != nil {
-				return err
-			}
-			if cur.Status == runstore.Waiting {
-				if err := setStatus(ctx, c, cur, runstore.TimedOut, cols.DecidedAt); err != nil {
-					return err
-				}
+			if _, err := c.ExecContext(ctx, s.st.TimeOutRun, sql.Named("run", in.RunID), sql.Named("now", cols.DecidedAt)); err != nil {
+				return fmt.Errorf("time run %q out: %w", in.RunID, err)
 			}
 			if err := s.appendEvent(ctx, c, in.RunID, runstore.EventInterruptExpired, runstore.InterruptExpiredData(in.ID), cols.DecidedAt); err != nil {
 				return err

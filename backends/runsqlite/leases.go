@@ -207,8 +207,7 @@ func (s *Store) RequeueExpiredLeases(ctx context.Context, now time.Time) ([]stri
 			err := sc.Scan(&e.run.ID, &e.token, &status, &e.run.Version)
 			e.status = runstore.Status(status)
 			return e, err
-		}, `SELECT l.run_id, l.fencing_token, r.status, r.version FROM run_leases l JOIN runs r ON r.id = l.run_id
-			WHERE l.active = 1 AND l.expires_at <= ? ORDER BY l.expires_at, l.run_id`, at)
+		}, s.st.ExpiredLeases, sql.Named("now", at))
 		if err != nil {
 			return err
 		}

@@ -3,8 +3,8 @@ package runsqlite
 // Statements is the SQL a variant of the store may change: the schema and
 // the statements that carry the contract's guarantees. Their named
 // parameters are :id, :run, :worker, :token, :expires, :expected, :type,
-// :data and :now (a time in runstore.TimeLayout). A correct store runs
-// SQLite().
+// :data, :sequence, the decision's :kind, :actor, :reason and :payload, and
+// :now (a time in runstore.TimeLayout). A correct store runs SQLite().
 type Statements struct {
 	// Schema creates the tables and indexes if they are missing.
 	Schema []string
@@ -28,6 +28,20 @@ type Statements struct {
 	// NextQueued selects the run claim_next takes: the queued run of
 	// highest priority, the oldest of those.
 	NextQueued string
+	// CheckpointNext selects two columns for run :run: whether :sequence is
+	// the run's next checkpoint number (its last + 1, or 1), and that number.
+	CheckpointNext string
+	// ExpiredLeases selects the sweep's due leases at :now: run id, token,
+	// run status and version of every active lease expired at :now, by
+	// expiry then run id.
+	ExpiredLeases string
+	// DecideInterrupt writes a decision (:kind, :actor, :reason, :payload,
+	// decided at :now) on interrupt :id iff it is still pending: a decided
+	// interrupt matches no row.
+	DecideInterrupt string
+	// TimeOutRun moves run :run to timed_out at :now, with the next
+	// version, iff it is waiting: what an interrupt's expiry does to it.
+	TimeOutRun string
 	// RequeueEndLease ends run :run's expired lease at :now when the sweep
 	// puts the run back in the queue; InterruptEndLease ends its lease
 	// when an interrupt makes it wait. The lease row stays, with its
@@ -70,6 +84,14 @@ func SQLite() Statements {
 			SELECT :run, COALESCE(MAX(sequence), 0) + 1, :type, :data, :now FROM run_events WHERE run_id = :run`,
 		NextQueued: `SELECT ` + runColumns + ` FROM runs WHERE status = 'queued'
 			ORDER BY priority DESC, created_at, id LIMIT 1`,
+		CheckpointNext: `SELECT COALESCE(MAX(sequence), 0) + 1 = :sequence, COALESCE(MAX(sequence), 0) + 1
+			FROM checkpoints WHERE run_id = :run`,
+		ExpiredLeases: `SELECT l.run_id, l.fencing_token, r.status, r.version FROM run_leases l JOIN runs r ON r.id = l.run_id
+			WHERE l.active = 1 AND l.expires_at <= :now ORDER BY l.expires_at, l.run_id`,
+		DecideInterrupt: `UPDATE interrupts SET decision_kind = :kind, decision_actor_id = :actor, decision_reason = :reason,
+			decision_payload_json = :payload, decided_at = :now WHERE id = :id AND decided_at IS NULL`,
+		TimeOutRun: `UPDATE runs SET status = 'timed_out', updated_at = :now, version = version + 1
+			WHERE id = :run AND status = 'waiting'`,
 		RequeueEndLease:   endLease,
 		InterruptEndLease: endLease,
 	}

@@ -410,7 +410,9 @@ func (m *machine) createInterrupt(t *rapid.T) {
 
 func (m *machine) decideInterrupt(t *rapid.T) {
 	id := rapid.SampledFrom(append([]string{"i-missing"}, interruptIDs...)).Draw(t, "interrupt")
-	if pending, _ := m.ref.ListInterrupts(m.ctx, rapid.SampledFrom(tenants).Draw(t, "tenant"), true); len(pending) > 0 && rapid.IntRange(0, 3).Draw(t, "pending") > 0 {
+	if decided := m.decided(); len(decided) > 0 && rapid.IntRange(0, 1).Draw(t, "decided_again") == 1 {
+		id = decided[rapid.IntRange(0, len(decided)-1).Draw(t, "decided_index")]
+	} else if pending, _ := m.ref.ListInterrupts(m.ctx, rapid.SampledFrom(tenants).Draw(t, "tenant"), true); len(pending) > 0 && rapid.IntRange(0, 3).Draw(t, "pending") > 0 {
 		id = pending[rapid.IntRange(0, len(pending)-1).Draw(t, "pending_index")].ID
 	}
 	runID := missingRun
@@ -423,6 +425,28 @@ func (m *machine) decideInterrupt(t *rapid.T) {
 	want, wantErr := m.ref.DecideInterrupt(m.ctx, id, d, v, m.now)
 	got, gotErr := m.store.DecideInterrupt(m.ctx, id, d, v, m.now)
 	m.compare(t, fmt.Sprintf("decide_interrupt %q %s v%d (%s)", id, d.Kind, v, kind), describeRun(want), wantErr, describeRun(got), gotErr)
+}
+
+// decided lists the decided interrupts, those whose run could be queued
+// now (running or waiting again) first: deciding one again must be a
+// conflict, and a store that lets it through queues the run if it can.
+func (m *machine) decided() []string {
+	d, _ := m.ref.Dump(m.ctx)
+	status := map[string]runmodel.Status{}
+	for _, r := range d.Runs {
+		status[r.ID] = r.Status
+	}
+	var requeueable, others []string
+	for _, in := range d.Interrupts {
+		switch {
+		case in.DecidedAt == nil:
+		case runmodel.CanTransition(status[in.RunID], runmodel.Queued):
+			requeueable = append(requeueable, in.ID)
+		default:
+			others = append(others, in.ID)
+		}
+	}
+	return append(requeueable, others...)
 }
 
 func (m *machine) expireInterrupts(t *rapid.T) {

@@ -8,10 +8,13 @@
 // numbers have no gaps, idempotent creates racing each other return one
 // run. Goroutine mode also checks that a victim claiming alone gets the
 // queued run of highest priority, its round's, though older runs of lower
-// priority wait; and, after every third round, that an interrupt made at
-// a version the holder's checkpoint has moved past is a conflict, and that
-// a holder whose run is interrupted under it, its lease not yet expired,
-// can no longer renew, pass the fence or finish the run.
+// priority wait; that the takeover's sweep requeued the victim's run, its
+// lease expired; and, after every third round, that a checkpoint numbered
+// one too far is a conflict, that an interrupt made at a version the
+// holder's checkpoint has moved past is a conflict, that a holder whose
+// run is interrupted under it, its lease not yet expired, can no longer
+// renew, pass the fence or finish the run, that a decided interrupt cannot
+// be decided again, and that an overdue interrupt times its run out.
 //
 // It runs in two modes:
 //

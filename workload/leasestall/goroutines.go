@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -192,7 +193,7 @@ func (g *goroutineRun) round(ctx context.Context, k int) error {
 		close(resume)
 		<-done
 	}
-	th, ok := g.takeOver(ctx, k, h.run, taker)
+	th, ok := g.takeOver(ctx, k, h, taker)
 	if kind != expiredOnly {
 		close(resume)
 		<-done
@@ -229,16 +230,20 @@ func (g *goroutineRun) supply(ctx context.Context, k int) error {
 	return nil
 }
 
-// takeOver sweeps expired leases and claims runID as worker, with
-// background claims held off. The taker's lease is long, so that the
+// takeOver sweeps expired leases and claims the victim's run as worker,
+// with background claims held off. The taker's lease is long, so that the
 // background workers' clock cannot expire it before it is served.
-func (g *goroutineRun) takeOver(ctx context.Context, k int, runID, worker string) (holding, bool) {
+func (g *goroutineRun) takeOver(ctx context.Context, k int, victim holding, worker string) (holding, bool) {
+	runID := victim.run
 	g.claimGate.Lock()
 	defer g.claimGate.Unlock()
-	if _, err := g.coord.Requeue(ctx, g.clk.Now()); err != nil {
+	swept := g.clk.Now()
+	requeued, err := g.coord.Requeue(ctx, swept)
+	if err != nil {
 		g.notes = append(g.notes, fmt.Sprintf("round %d: sweep failed: %v", k, err))
 		return holding{}, false
 	}
+	g.checkSwept(ctx, k, victim, swept, requeued)
 	lease := 10 * g.cfg.Lease
 	cl, err := g.coord.Claim(ctx, worker, lease, g.clk.Now())
 	if err != nil || cl == nil {
@@ -254,6 +259,30 @@ func (g *goroutineRun) takeOver(ctx context.Context, k int, runID, worker string
 		return holding{}, false
 	}
 	return h, true
+}
+
+// checkSwept holds the sweep to its promise: the victim's lease expired at
+// victim.expires, before the sweep's now, so a sweep that returned must
+// have put its run back in the queue. A run still running is a violation
+// only if the victim's fence is refused at the sweep's now, that is if no
+// renewal the store accepted (a zombie's, on a store that lets it) made
+// the lease live again; a run expired but not yet swept is no violation,
+// which is why this is checked after a sweep and nowhere else.
+func (g *goroutineRun) checkSwept(ctx context.Context, k int, victim holding, swept time.Time, requeued []string) {
+	if slices.Contains(requeued, victim.run) {
+		return
+	}
+	run, err := g.store.GetRun(ctx, victim.run)
+	if err != nil || run.Status != runstore.Running {
+		return // not running (a zombie finished it?): takeOver notes it
+	}
+	if err := g.store.AssertFencingToken(ctx, victim.run, victim.fence, swept); runstore.Kind(err) != "stale_lease" {
+		return
+	}
+	g.found = append(g.found, leases.Violation{Guarantee: GuaranteeRequeue,
+		Detail: fmt.Sprintf("round %d: requeue_expired_leases at %s returned %q, but %s is still running: its lease (%s, token %d) expired at %s, %v before the sweep, and the fence refuses its holder",
+			k, runstore.FormatTime(swept), requeued, victim.run, victim.fence.Worker, victim.fence.Token,
+			runstore.FormatTime(victim.expires), swept.Sub(victim.expires))})
 }
 
 // serveNewHolder checkpoints and finishes the taken-over run: on a correct
@@ -289,94 +318,5 @@ func (g *goroutineRun) serveNewHolder(ctx context.Context, k int, h holding) {
 	if err != nil {
 		g.found = append(g.found, leases.Violation{Guarantee: GuaranteeNewHolder,
 			Detail: fmt.Sprintf("round %d (%s): %s holds %s with token %d, but: %v", k, takeover(k%3), h.fence.Worker, h.run, h.fence.Token, err)})
-	}
-}
-
-// interrupt is the holder that does not see an interrupt: a worker claims
-// a fresh run (above every other priority, background claims held off) and
-// checkpoints it; an operator interrupts the run, first at the version it
-// read before the checkpoint (a conflict), then at the current one; and the
-// holder, alive and well
-// within the lease it was granted, renews, asserts its token and finishes
-// the run as failed (not queued: a run back in the queue would reach
-// background workers, whose recorded claims porcupine, which never sees
-// the interrupt, could not place).
-// The interrupt made the run wait and ended the lease, so all three must
-// be rejected. The claim is recorded; the interrupt and the holder's calls
-// go to the store directly, unrecorded: the lease register porcupine checks
-// has no interrupt in it, and the run, waiting (or failed), is in no later
-// operation of the history.
-func (g *goroutineRun) interrupt(ctx context.Context, k int) {
-	id := fmt.Sprintf("interrupted-%02d", k)
-	holder := fmt.Sprintf("holder-%02d", k)
-	note := func(format string, a ...any) {
-		g.notes = append(g.notes, fmt.Sprintf("interrupt after round %d: ", k)+fmt.Sprintf(format, a...))
-	}
-	g.claimGate.Lock()
-	_, err := g.store.CreateRun(ctx, runstore.NewRun{ID: id, TenantID: "lease-stall", SessionID: id, PlanID: "plan",
-		RevisionID: "rev", Priority: roundPriority + 1, State: []byte(`{"seq":0}`), Now: g.clk.Now()})
-	var cl *runstore.Claim
-	if err == nil {
-		cl, err = g.coord.Claim(ctx, holder, g.cfg.Lease, g.clk.Now())
-	}
-	if err == nil && cl != nil && cl.Run.ID != id {
-		// Not the run of highest priority (the rounds' victims report
-		// that): hand it back, recorded, as takeOver does.
-		_, _ = g.coord.Finish(ctx, runstore.Finish{RunID: cl.Run.ID, Fence: runstore.Fence{Worker: holder, Token: cl.Lease.Token},
-			ExpectedVersion: cl.Run.Version, Target: runstore.Queued, Now: g.clk.Now()})
-	}
-	g.claimGate.Unlock()
-	switch {
-	case err != nil:
-		note("create and claim %s: %v", id, err)
-		return
-	case cl == nil || cl.Run.ID != id:
-		note("the claim did not return %s, the queued run of highest priority", id)
-		return
-	}
-	fence := runstore.Fence{Worker: holder, Token: cl.Lease.Token}
-	// The operator read the run as the claim left it; the holder commits
-	// a checkpoint first, so the operator's interrupt, at the version it
-	// read, must be a conflict; it reads the run again and retries.
-	committed, err := g.store.CommitCheckpoint(ctx, (&worker{}).checkpoint(holding{run: id, fence: fence}, g.clk.Now()), fence, cl.Run.Version)
-	if err != nil {
-		note("%s's checkpoint on %s: %v", holder, id, err)
-		return
-	}
-	in := runstore.Interrupt{ID: id + "/approval", RunID: id, Kind: "approval", Request: []byte(`{}`), CreatedAt: g.clk.Now()}
-	run, err := g.store.CreateInterrupt(ctx, in, cl.Run.Version)
-	switch {
-	case err == nil:
-		g.found = append(g.found, leases.Violation{Guarantee: GuaranteeVersion,
-			Detail: fmt.Sprintf("create_interrupt on %s expecting version %d succeeded after %s's checkpoint had made it version %d (now version %d)",
-				id, cl.Run.Version, holder, committed.Version, run.Version)})
-	case runstore.Kind(err) != "conflict":
-		note("create_interrupt on %s at a stale version: want a conflict, got %v", id, err)
-		return
-	default:
-		if run, err = g.store.CreateInterrupt(ctx, in, committed.Version); err != nil {
-			note("create_interrupt on %s: %v", id, err)
-			return
-		}
-	}
-	now := g.clk.Now()
-	if !now.Before(cl.Lease.ExpiresAt) {
-		note("the clock passed %s's lease before it could act", holder)
-		return
-	}
-	g.interrupts++
-	seen := func(op string, err error) {
-		if err == nil {
-			g.found = append(g.found, leases.Violation{Guarantee: GuaranteeInterrupt,
-				Detail: fmt.Sprintf("after %s was interrupted (now %s), %s's %s with token %d succeeded, its lease live until %s",
-					id, run.Status, holder, op, fence.Token, runstore.FormatTime(cl.Lease.ExpiresAt))})
-		}
-	}
-	_, err = g.store.RenewLease(ctx, id, fence, g.cfg.Lease, now)
-	seen("renew_lease", err)
-	seen("assert_fencing_token", g.store.AssertFencingToken(ctx, id, fence, now))
-	if cur, err := g.store.GetRun(ctx, id); err == nil {
-		_, err = g.store.FinishClaim(ctx, runstore.Finish{RunID: id, Fence: fence, ExpectedVersion: cur.Version, Target: runstore.Failed, Now: now})
-		seen("finish_claim → failed", err)
 	}
 }

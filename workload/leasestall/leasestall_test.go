@@ -84,16 +84,20 @@ func TestGoroutinesPassOnCorrectStores(t *testing.T) {
 // mutant: every one must be caught, by the guarantee it breaks.
 func TestGoroutinesCatchEveryMutant(t *testing.T) {
 	want := map[string][]string{
-		"claim-keeps-token":      {leases.GuaranteeTokens},
-		"renew-expired":          {leases.GuaranteePastLease},
-		"finish-ignores-token":   {leases.GuaranteeStaleToken, leases.GuaranteePastLease},
-		"two-active-per-session": {GuaranteeOneActive},
-		"idempotency-key-nocase": {GuaranteeIdempotent},
-		"event-seq-global":       {GuaranteeTables},
-		"claim-by-age":           {GuaranteeClaimOrder},
-		"requeue-deletes-lease":  {leases.GuaranteeTokens, leases.GuaranteePastLease},
-		"interrupt-keeps-lease":  {GuaranteeInterrupt},
-		"version-unchecked":      {GuaranteeVersion},
+		"claim-keeps-token":       {leases.GuaranteeTokens},
+		"renew-expired":           {leases.GuaranteePastLease},
+		"finish-ignores-token":    {leases.GuaranteeStaleToken, leases.GuaranteePastLease},
+		"two-active-per-session":  {GuaranteeOneActive},
+		"idempotency-key-nocase":  {GuaranteeIdempotent},
+		"event-seq-global":        {GuaranteeTables},
+		"claim-by-age":            {GuaranteeClaimOrder},
+		"requeue-deletes-lease":   {leases.GuaranteeTokens, leases.GuaranteePastLease},
+		"interrupt-keeps-lease":   {GuaranteeInterrupt},
+		"version-unchecked":       {GuaranteeVersion},
+		"checkpoint-seq-gaps":     {GuaranteeCheckpoints},
+		"requeue-grace":           {GuaranteeRequeue},
+		"interrupt-decided-twice": {GuaranteeDecideOnce},
+		"expiry-requeues-run":     {GuaranteeExpiry},
 	}
 	for _, m := range runmutants.Catalogue() {
 		if m.PowerLossOnly() {

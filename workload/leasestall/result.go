@@ -25,6 +25,22 @@ const GuaranteeInterrupt = "an interrupt ends the holder's lease"
 // a conflict.
 const GuaranteeVersion = "a stale expected version is a conflict"
 
+// GuaranteeRequeue: requeue_expired_leases puts every running run whose
+// lease expired at its now back in the queue; goroutine mode's stalled
+// victim's run must be among those the takeover's sweep returns.
+const GuaranteeRequeue = "a sweep requeues every run whose lease expired"
+
+// GuaranteeDecideOnce: a decided interrupt cannot be decided again.
+const GuaranteeDecideOnce = "an interrupt is decided once"
+
+// GuaranteeExpiry: an overdue interrupt expires, rejected, and times its
+// waiting run out.
+const GuaranteeExpiry = "an overdue interrupt times its run out"
+
+// GuaranteeCheckpoints: a checkpoint whose sequence skips a number is a
+// conflict, so a run's checkpoints are numbered without gaps.
+const GuaranteeCheckpoints = "checkpoints numbered without gaps"
+
 // GuaranteeTables prefixes a violation of the tables' invariants
 // (runstore.Invariants: gap-free numbering, one active run per session, tokens
 // in the claim events).
