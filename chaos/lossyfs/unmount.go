@@ -53,12 +53,15 @@ func (f *FS) shutdown() error {
 }
 
 // unmount unmounts, lazily if busy, and then aborts the connection if the
-// server does not end by itself.
+// server does not end by itself: after a lazy unmount while files are
+// open, and after a clean one whose server still reads the connection
+// (seen once in a test under a load of 10 on two cores: "the FUSE server
+// still runs after 5s").
 func (f *FS) unmount() error {
 	err := syscall.Unmount(f.mountpoint, 0)
 	switch {
 	case err == nil:
-		return nil
+		// The kernel ends the connection; the server's readers see it.
 	case errors.Is(err, syscall.EBUSY):
 		if err := syscall.Unmount(f.mountpoint, syscall.MNT_DETACH); err != nil {
 			return fmt.Errorf("lossyfs: lazy unmount %s: %w", f.mountpoint, err)
