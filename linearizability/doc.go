@@ -42,7 +42,10 @@
 // replica.go: a committed version, never older than what the same replica
 // showed before, including the replica's own writes when it promises
 // read-your-writes, and equal to the primary's after the final heal
-// (ErrReplicaRead, ErrReplicaConvergence). Histories without replica
+// (ErrReplicaRead, ErrReplicaConvergence); and every replica read, of any
+// table, must show a state some prefix of the commits produces, no less
+// than what the same replica showed before of any table (prefix.go: a
+// stale read is allowed, a torn one is not). Histories without replica
 // clients are checked exactly as before.
 //
 // Histories are saved and loaded as JSON lines (WriteJSONL, ReadJSONL) and

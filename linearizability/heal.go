@@ -2,9 +2,11 @@ package linearizability
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -23,7 +25,9 @@ const RecoveryBound = 30 * time.Second
 // every execution h mentions is loaded and its trace read; the outbox, the
 // spawn queue and every timer (due_timers at math.MaxFloat64) are read; and
 // every processed event id a commit of h carries is looked up, by several
-// heal clients at once (more clients like c). A failed
+// heal clients at once (more clients like c). When h holds a write of
+// unknown outcome, which may still land, the tables are read in rounds
+// until two agree (settleGap, below). A failed
 // read is retried until RecoveryBound has passed since the heal began; the
 // error (wrapping ErrNotRecovered) says which read kept failing. The reads
 // that failed stay in the history, as failed reads.
@@ -56,22 +60,101 @@ func HealWithin(ctx context.Context, c *Client, h History, bound time.Duration) 
 			}
 		}
 	}
-	reads := make([]func() error, 0, 2*len(execs)+3)
-	for _, e := range execs {
-		reads = append(reads,
-			func() error { _, err := c.Load(ctx, e); return err },
-			func() error { _, err := c.ReadTrace(ctx, e); return err })
+	reads := tableReads(ctx, c, execs)
+	rounds := 1
+	if unknownWrites(h) {
+		rounds = settleRounds
 	}
-	reads = append(reads,
-		func() error { _, err := c.PendingOutbox(ctx); return err },
-		func() error { _, err := c.PendingSpawns(ctx); return err },
-		func() error { _, err := c.DueTimers(ctx, math.MaxFloat64); return err })
-	for i, read := range reads {
-		if err := retry(ctx, read); err != nil {
-			return fmt.Errorf("%w within %v: heal read %d of %d: %w", ErrNotRecovered, bound, i+1, len(reads)+len(probes), err)
+	var last []string
+	for round := 1; ; round++ {
+		seen := make([]string, len(reads))
+		for i, read := range reads {
+			err := retry(ctx, func() error {
+				var err error
+				seen[i], err = read()
+				return err
+			})
+			if err != nil {
+				return fmt.Errorf("%w within %v: heal read %d of %d: %w", ErrNotRecovered, bound, i+1, len(reads)+len(probes), err)
+			}
+		}
+		if round >= rounds || slices.Equal(seen, last) {
+			break
+		}
+		last = seen
+		if !sleep(ctx, settleGap) {
+			return fmt.Errorf("%w within %v: the final tables were still changing: %w", ErrNotRecovered, bound, ctx.Err())
 		}
 	}
 	return probeProcessed(ctx, c, probes, bound, len(reads))
+}
+
+// A write whose outcome is unknown (indeterminate: the call timed out, the
+// connection broke) may still be on its way when the traffic stops: in a
+// server's socket, in a frozen node thawed by the faults' heal, in a
+// forwarder that sends it again. If it lands between two heal reads, one
+// read shows the tables without it and the next with it, and the checks,
+// which read the heal reads as one final state, see its side-writes without
+// its row (atomicity) on a correct store. So when the history has such a
+// write, the heal reads the tables in rounds, settleGap apart, until a
+// round shows exactly what the one before it showed (at most settleRounds
+// rounds): the last round is the final state, and the earlier ones stay in
+// the history as reads like any other. A write that lands later than that
+// still can break the heal; a history without indeterminate writes is read
+// once, as before.
+const (
+	settleGap    = 500 * time.Millisecond
+	settleRounds = 10
+)
+
+// unknownWrites reports whether h holds a write of unknown outcome.
+func unknownWrites(h History) bool {
+	for i := range h.Ops {
+		if h.Ops[i].Output.Outcome == OutcomeIndeterminate {
+			return true
+		}
+	}
+	return false
+}
+
+// tableReads are the heal's reads of the tables through c: every execution
+// loaded and its trace read, the outbox, the spawn queue and every timer.
+// Each returns what it read, as text, to compare rounds.
+func tableReads(ctx context.Context, c *Client, execs []string) []func() (string, error) {
+	reads := make([]func() (string, error), 0, 2*len(execs)+3)
+	for _, e := range execs {
+		reads = append(reads,
+			func() (string, error) { return shown(c.Load(ctx, e)) },
+			func() (string, error) { return shown(c.ReadTrace(ctx, e)) })
+	}
+	return append(reads,
+		func() (string, error) { return shown(c.PendingOutbox(ctx)) },
+		func() (string, error) { return shown(c.PendingSpawns(ctx)) },
+		func() (string, error) { return shown(c.DueTimers(ctx, math.MaxFloat64)) })
+}
+
+// shown is a read's answer as text.
+func shown[T any](v T, err error) (string, error) {
+	if err != nil {
+		return "", err
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("heal: describe an answer: %w", err)
+	}
+	return string(raw), nil
+}
+
+// sleep waits d, or less if ctx ends; false when it ended.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }
 
 // healProbers is how many clients look up the processed event ids at once.

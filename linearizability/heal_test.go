@@ -2,9 +2,12 @@ package linearizability
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -108,5 +111,88 @@ func TestHealProbeThatFails(t *testing.T) {
 	// timers); ev-7's is the eighth lookup.
 	if want := "heal read 13 of 45"; !strings.Contains(err.Error(), want) {
 		t.Errorf("heal: %v; want it to name %q", err, want)
+	}
+}
+
+// lateStore answers the commit of the execution whose token is late with
+// an error that leaves its outcome unknown, and applies it after all: once
+// the next load has returned, as a write held in a frozen server lands
+// when the server is thawed, during the heal.
+type lateStore struct {
+	*model.Reference
+	mu      sync.Mutex
+	pending func()
+}
+
+func (s *lateStore) Commit(ctx context.Context, exe *model.Execution, b model.Batch) error {
+	if tokenOfExe(exe) != "late" {
+		return s.Reference.Commit(ctx, exe, b)
+	}
+	held := *exe
+	s.mu.Lock()
+	s.pending = func() { _ = s.Reference.Commit(context.WithoutCancel(ctx), &held, b) }
+	s.mu.Unlock()
+	return errors.New("request timed out (the test's); it may still be applied")
+}
+
+func (s *lateStore) Load(ctx context.Context, id string) (*model.Execution, error) {
+	exe, err := s.Reference.Load(ctx, id)
+	s.mu.Lock()
+	land := s.pending
+	s.pending = nil
+	s.mu.Unlock()
+	if land != nil {
+		land()
+	}
+	return exe, err
+}
+
+func tokenOfExe(exe *model.Execution) string {
+	var tok string
+	_ = json.Unmarshal(exe.Extra[TokenField], &tok)
+	return tok
+}
+
+// TestHealSettlesAfterALateWrite: a commit whose outcome was unknown lands
+// between the heal's load of its execution and its outbox read. The store
+// is correct; read once, the heal shows the commit's emit beside a row
+// without it, a part of a commit. The heal reads the tables again until
+// two rounds agree, and the last round holds the commit whole.
+func TestHealSettlesAfterALateWrite(t *testing.T) {
+	ctx := context.Background()
+	st := &lateStore{Reference: model.NewReference(model.DefaultConfig())}
+	rec := NewRecorder(st)
+	c := rec.Client()
+	emit := func(id string) model.Batch {
+		return model.Batch{ProcessedEventID: &id, Emits: []model.Emit{{Event: model.Event{ID: id + "/e", Name: "n", Data: json.RawMessage(`{}`)}}}}
+	}
+	if err := c.Commit(ctx, witnessed("e1", "t1", "", 0), emit("t1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Commit(ctx, witnessed("e1", "late", "t1", 1), emit("late")); err == nil {
+		t.Fatal("the late commit answered")
+	}
+	if err := Heal(ctx, rec.HealClient(), rec.History()); err != nil {
+		t.Fatal(err)
+	}
+	h := rec.History()
+	if !slices.ContainsFunc(h.Ops, func(op Operation) bool { return op.Output.Outcome == OutcomeIndeterminate }) {
+		t.Fatal("the late commit was not recorded as indeterminate")
+	}
+	rep, err := Check(ctx, h, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Verdict != Ok {
+		t.Fatalf("a correct store failed: %s %v", rep.Verdict, rep.Err)
+	}
+	loads := 0
+	for _, op := range h.Ops {
+		if op.Heal && op.Kind == KindLoad {
+			loads++
+		}
+	}
+	if loads < 2 {
+		t.Errorf("%d heal loads; want a round more after the late write", loads)
 	}
 }

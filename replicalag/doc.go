@@ -20,7 +20,10 @@
 // commits are linearizable (porcupine over the commits and the primary's
 // reads), no update is lost (the chain of winners), replica reads are
 // committed, monotonic per replica and, with read-your-writes, include the
-// replica's own writes, and every replica converges after the heal. Per
+// replica's own writes, every replica read (the loads, and the outbox
+// reads a client takes now and then between its load and its commit) is a
+// state of one growing prefix of the commits, never part of a commit, and
+// every replica converges after the heal. Per
 // level it reports the conflict rate, the spurious-conflict rate (conflicts
 // whose load had already missed an acknowledged version, so they could not
 // have won), retries per commit, updates given up, and the worst staleness

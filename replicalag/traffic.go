@@ -63,12 +63,26 @@ func (p clientPlan) backoff(k, attempt int) time.Duration {
 }
 
 // clientStats counts one client's updates: started, done, given up, and
-// the commit attempts beyond the first that the done ones needed.
+// the commit attempts beyond the first that the done ones needed; and its
+// outbox reads.
 type clientStats struct {
 	updates, done, gaveUp, retries int
+	outboxReads                    int
 }
 
-// client is one engine worker on its own replica.
+// Outbox reads: on the first attempt of every OutboxEvery-th update, up to
+// OutboxReads times a level, a client reads the outbox from its replica
+// between its load and its commit. Each lists every emit of the level so
+// far (nothing acknowledges them), so the bound keeps a long level from
+// reading a growing outbox again and again; and most updates keep the
+// engine's step as it is, so the conflict figures stay the step's.
+const (
+	OutboxEvery = 4
+	OutboxReads = 16
+)
+
+// client is one engine worker on its own replica. Now and then it reads
+// the outbox from its replica too (readOutbox).
 type client struct {
 	plan    clientPlan
 	c       *linearizability.Client
@@ -122,6 +136,11 @@ func (cl *client) update(ctx context.Context, k int, exec string) error {
 			cl.stats.retries += tried - 1
 			return nil
 		}
+		if attempt == 1 && k%OutboxEvery == 0 {
+			if err := cl.readOutbox(ctx); err != nil {
+				return err
+			}
+		}
 		tried++
 		err = cl.commit(ctx, exec, event, exe)
 		switch {
@@ -134,6 +153,27 @@ func (cl *client) update(ctx context.Context, k int, exec string) error {
 		}
 	}
 	cl.stats.gaveUp++
+	return nil
+}
+
+// readOutbox reads the outbox from the client's replica, up to OutboxReads
+// times a level. What it lists is held, with the replica's loads before
+// and after it, to the states the commits' prefixes produce (package
+// linearizability, prefix.go): a replica that has shown a commit's row and
+// then lists the outbox without its emit, or the other way round, shows
+// part of a commit. Read right after a load, it finds a replica that
+// applied the load's commits in part. A failed read is recorded, not
+// returned.
+func (cl *client) readOutbox(ctx context.Context) error {
+	if cl.stats.outboxReads >= OutboxReads || ctx.Err() != nil {
+		return nil
+	}
+	cl.stats.outboxReads++
+	octx, cancel := context.WithTimeout(ctx, cl.timeout)
+	defer cancel()
+	if _, err := cl.c.PendingOutbox(octx); errors.Is(err, linearizability.ErrNotRecorded) {
+		return err
+	}
 	return nil
 }
 

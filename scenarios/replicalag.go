@@ -25,7 +25,7 @@ func replicaLagScenario() Scenario {
 		Name:   "replica-lag-conflict",
 		Length: 4 * time.Second,
 		Summary: "clients load from their own replica, commit on the primary and retry conflicts, at each lag of a sweep up to the URL's and under replica faults; " +
-			"no lost update, commits linearizable, replica reads monotonic and read-your-writes, replicas converge; conflict rate, retries and staleness per lag (lagsim: is a simulation)",
+			"no lost update, commits linearizable, replica reads monotonic, read-your-writes and never part of a commit, replicas converge; conflict rate, retries and staleness per lag (lagsim: is a simulation)",
 		Needs: []backends.Capability{backends.ExecutionStore, backends.Replicas},
 		Cores: replicaLagCores,
 		Run:   runReplicaLag,

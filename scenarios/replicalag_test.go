@@ -65,6 +65,17 @@ func TestReplicaLagConflictCatchesCASOnReplica(t *testing.T) {
 	}
 }
 
+// TestReplicaLagConflictCatchesTornReplica: a replica that shows the rows
+// of other clients' commits before their outbox entries (lagsim's
+// torn-replica) passes every check of a read on its own; its outbox read
+// after its load shows part of a commit.
+func TestReplicaLagConflictCatchesTornReplica(t *testing.T) {
+	res, _ := runReplicaLagOn(t, "lagsim:"+filepath.Join(t.TempDir(), "p.db")+"?lag=50ms&mutant=torn-replica", 240)
+	if res.Verdict != reports.Fail || (res.Guarantee != "replica read" && res.Guarantee != "atomicity") || !strings.Contains(res.Reason, "outbox") {
+		t.Fatalf("verdict %s, guarantee %q: %s", res.Verdict, res.Guarantee, res.Reason)
+	}
+}
+
 // TestReplicaLagConflictOnSqld runs the same scenario on real embedded
 // replicas; without sqld (no binary, no local image) it must come out NOT
 // RUN with the reason, which is what this test then checks.

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -98,17 +99,74 @@ func checkAfterHeal(ctx context.Context, cs clusterStore, h linearizability.Hist
 		return afterHeal{err: fmt.Errorf("%s: after the heal: %w", GuaranteeRecovery, err), guarantee: GuaranteeRecovery, index: idx}
 	}
 	out := afterHeal{index: idx, settled: settled}
-	for _, n := range cl.Nodes() {
-		d, err := dumpNode(ctx, cs, n.ID)
-		if err != nil {
-			out.harness = err
+	applied := func(ctx context.Context) (uint64, error) { return cluster.WaitApplied(ctx, cl, appliedWait) }
+	dump := func(ctx context.Context) ([]nodeTables, error) {
+		var nodes []nodeTables
+		for _, n := range cl.Nodes() {
+			d, err := dumpNode(ctx, cs, n.ID)
+			if err != nil {
+				return nil, err
+			}
+			nodes = append(nodes, nodeTables{ID: n.ID, Dump: d})
+		}
+		return nodes, nil
+	}
+	nodes, _, err := settledDumps(ctx, applied, dump)
+	if err != nil {
+		var unread dumpError
+		if errors.As(err, &unread) {
+			out.harness = unread.err
 			return out
 		}
-		out.nodes = append(out.nodes, nodeTables{ID: n.ID, Dump: d})
+		return afterHeal{err: fmt.Errorf("%s: after the heal: %w", GuaranteeRecovery, err), guarantee: GuaranteeRecovery, index: out.index}
 	}
+	out.nodes = nodes
 	out.acked = ackedVersions(h)
-	out.guarantee, out.err = judgeNodes(out.nodes, out.acked, idx)
+	out.guarantee, out.err = judgeNodes(out.nodes, out.acked, out.index)
 	return out
+}
+
+// dumpRounds bounds how many times settledDumps reads the nodes.
+const dumpRounds = 3
+
+// dumpError is a node whose tables could not be read: a harness error,
+// not a finding.
+type dumpError struct{ err error }
+
+func (e dumpError) Error() string { return e.err.Error() }
+func (e dumpError) Unwrap() error { return e.err }
+
+// settledDumps reads every node's tables (dump) and then looks at the
+// applied index again (applied, which waits until every node has applied
+// the same last index twice): if the index moved while the nodes were
+// read, a write landed between two nodes' reads and they may differ
+// although neither is wrong, so the nodes are read again, up to dumpRounds
+// times. The traffic's calls have all ended by now, but one whose outcome
+// was unknown (indeterminate: it timed out on a frozen or dying node) may
+// still be applied late: queued in a node's socket while it was frozen,
+// or sent again by a forwarder. It returns the last reading and the index
+// it was taken at; a node that could not be read is a dumpError, an index
+// that could not be had is the error applied gave.
+func settledDumps(ctx context.Context, applied func(context.Context) (uint64, error), dump func(context.Context) ([]nodeTables, error)) ([]nodeTables, uint64, error) {
+	before, err := applied(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	var nodes []nodeTables
+	for range dumpRounds {
+		if nodes, err = dump(ctx); err != nil {
+			return nil, before, dumpError{err}
+		}
+		after, err := applied(ctx)
+		if err != nil {
+			return nil, before, err
+		}
+		if after == before {
+			break
+		}
+		before = after
+	}
+	return nodes, before, nil
 }
 
 // judgeNodes checks the nodes' tables after the heal: every node holds

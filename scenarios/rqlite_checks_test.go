@@ -3,6 +3,7 @@ package scenarios
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -47,6 +48,46 @@ func TestJudgeNodesNamesWhoHoldsTheWrites(t *testing.T) {
 	}
 	if g, err := judgeNodes([]nodeTables{tablesAt("n1", 313), tablesAt("n2", 313)}, acked, 9); g != "" || err != nil {
 		t.Errorf("equal nodes: got %q, %v", g, err)
+	}
+}
+
+// TestSettledDumpsAfterALateWrite: an indeterminate commit (v314 of e0,
+// acknowledged up to v313) lands while the nodes are read after the heal:
+// n1 is read before it, n2 after. The cluster is correct and converges;
+// read once, the nodes differ (convergence). The applied index moved while
+// they were read, so they are read again, and agree.
+func TestSettledDumpsAfterALateWrite(t *testing.T) {
+	ctx := context.Background()
+	index := []uint64{5705, 5706, 5706} // before the reads, after each reading
+	applied := func(context.Context) (uint64, error) {
+		i := index[0]
+		index = index[1:]
+		return i, nil
+	}
+	readings := [][]nodeTables{
+		{tablesAt("n1", 313), tablesAt("n2", 314)},
+		{tablesAt("n1", 314), tablesAt("n2", 314)},
+	}
+	dump := func(context.Context) ([]nodeTables, error) {
+		r := readings[0]
+		readings = readings[1:]
+		return r, nil
+	}
+	nodes, idx, err := settledDumps(ctx, applied, dump)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, err := judgeNodes(nodes, map[string]int64{"e0": 313}, idx); g != "" || err != nil {
+		t.Fatalf("a correct cluster with a late write: %q %v", g, err)
+	}
+	if idx != 5706 || len(readings) != 0 {
+		t.Errorf("read at index %d with %d readings left; want 5706 and none", idx, len(readings))
+	}
+	// A node that cannot be read is the harness's, said apart.
+	_, _, err = settledDumps(ctx, func(context.Context) (uint64, error) { return 1, nil },
+		func(context.Context) ([]nodeTables, error) { return nil, fmt.Errorf("n2: no answer") })
+	if !errors.As(err, new(dumpError)) {
+		t.Errorf("a node that cannot be read: %v; want a dumpError", err)
 	}
 }
 

@@ -142,9 +142,10 @@ func observeNodes(cs clusterStore, l *lives, seed uint64) func(context.Context, 
 // shows (docs/DETECTION.md).
 const nodeReadsAtOnce = 2
 
-// readNode is one node's reader: each tick, nodeReadsAtOnce reads at once,
+// readNode is one node's reader: each tick, nodeReadsAtOnce loads at once,
 // each from a history client of its own per process life, all named after
-// the node's life (the replica rules hold them together).
+// the node's life (the replica rules hold them together), then a read of
+// its outbox.
 func readNode(ctx context.Context, view model.Store, id string, l *lives, execs []string, rng *rand.Rand, newClient func(model.Store, string) *linearizability.Client) {
 	type slot struct{ life, n int }
 	clients := map[slot]*linearizability.Client{}
@@ -172,6 +173,14 @@ func readNode(ctx context.Context, view model.Store, id string, l *lives, execs 
 			})
 		}
 		wg.Wait()
+		// Then the outbox, by the first reader once its load has returned:
+		// the prefix rules (linearizability/prefix.go) hold the two
+		// together, so a node that showed a commit's row and then lists the
+		// outbox without its emit (or the other way round) showed part of a
+		// commit, which a read of one table never shows.
+		rctx, cancel := context.WithTimeout(ctx, nodeReadTimeout)
+		_, _ = clients[slot{k, 0}].PendingOutbox(rctx)
+		cancel()
 	}
 }
 

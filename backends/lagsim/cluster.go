@@ -76,6 +76,9 @@ func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*
 	if _, dup := c.members[name]; dup || name == "" {
 		return nil, fmt.Errorf("%s: replica name %q is empty or taken", Scheme, name)
 	}
+	if c.opt.Mutant == MutantTornReplica {
+		return c.newTornReplica(ctx, name, stream)
+	}
 	reader, err := openReplica(ctx, c.path, c.cfg, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
@@ -87,13 +90,40 @@ func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*
 			return nil, errors.Join(fmt.Errorf("%s: %w", Scheme, err), reader.Close())
 		}
 	}
+	return c.addMember(ctx, name, stream, m, primary, c.write, reader, func(ctx context.Context) error { return refresh(ctx, reader.DB()) })
+}
+
+// newTornReplica opens a client of mutant=torn-replica (torn.go): its
+// writes that succeed tell the replica that its next refresh is a whole
+// one. Its two snapshots are not the member's reader: the WAL is never
+// compacted under them (wal.go), and it grows for as long as the cluster
+// is open.
+func (c *Cluster) newTornReplica(ctx context.Context, name string, stream uint64) (*replica.Store, error) {
+	torn, err := openTorn(ctx, c.path, c.cfg, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Scheme, err)
+	}
+	write := func(fn func() error) error {
+		err := c.write(fn)
+		if err == nil {
+			torn.wrote()
+		}
+		return err
+	}
+	return c.addMember(ctx, name, stream, &member{}, c.primary, write, torn, torn.refresh)
+}
+
+// addMember starts the replica store of client name on reader, refreshed
+// by fresh, its writes sent to primary through write, and makes it a
+// member. c.mu is held. On error reader is closed.
+func (c *Cluster) addMember(ctx context.Context, name string, stream uint64, m *member, primary *sqlstore.Store, write func(func() error) error, reader model.Store, fresh func(context.Context) error) (*replica.Store, error) {
 	gate := func() error { return c.reachable(name, m) }
 	st, err := replica.New(ctx, replica.Config{
 		Name:           Scheme,
 		Replica:        name,
-		Primary:        &link{inner: primary, gate: gate, write: c.write, latency: c.opt.WriteLatency},
+		Primary:        &link{inner: primary, gate: gate, write: write, latency: c.opt.WriteLatency},
 		Reader:         reader,
-		Sync:           c.syncer(reader, gate),
+		Sync:           c.syncer(fresh, gate),
 		Schedule:       c.opt.Schedule(stream),
 		ReadYourWrites: c.opt.ReadYourWrites,
 		// libSQL's embedded replica syncs after every statement it sends
@@ -113,7 +143,7 @@ func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*
 // the replica's gate, skipped when no write has ended on the primary since
 // the last refresh began (a write counted before a refresh began had
 // committed before it began, so the snapshot holds it).
-func (c *Cluster) syncer(reader *sqlstore.Store, gate func() error) func(context.Context) error {
+func (c *Cluster) syncer(fresh func(context.Context) error, gate func() error) func(context.Context) error {
 	copied := int64(-1) // the count when the last refresh began; syncs of a replica are serialised
 	return func(ctx context.Context) error {
 		if err := gate(); err != nil {
@@ -123,7 +153,7 @@ func (c *Cluster) syncer(reader *sqlstore.Store, gate func() error) func(context
 		if n == copied {
 			return nil
 		}
-		if err := refresh(ctx, reader.DB()); err != nil {
+		if err := fresh(ctx); err != nil {
 			return err
 		}
 		copied = n

@@ -9,7 +9,7 @@
 // read). Further parameters: jitter=F (each wait is D·[1−F, 1+F], default
 // 0.5), read_your_writes=BOOL (default true, as in go-libsql), seed=N (the
 // jitter's seed when the URL is opened on its own; a scenario passes its
-// run's seed), and mutant=cas-on-replica (see below).
+// run's seed), and mutant=cas-on-replica or mutant=torn-replica (see below).
 //
 // # The replica
 //
@@ -39,10 +39,18 @@
 // client's link only. Stalling a replica's refreshes is the replica's own
 // StallSyncs.
 //
-// # The mutant
+// # The mutants
 //
 // mutant=cas-on-replica decides the compare-and-swap on the replica: it
 // reads the version from the replica and then writes the primary's row
 // unconditionally. Two clients that loaded the same stale version both
 // win: a lost update, which the replica-lag-conflict scenario must catch.
+//
+// mutant=torn-replica applies other clients' commits to the replica in two
+// steps with reads in between (torn.go): its executions and dedupe ledger
+// are one refresh ahead of its outbox, spawns, timers and trace, while its
+// own writes are always read back whole. Each read on its own is a
+// committed, monotonic state, so only the prefix rules of package
+// linearizability (a replica's reads of every table must be states of one
+// growing prefix of the commits) catch it.
 package lagsim

@@ -14,8 +14,12 @@ import (
 // Scheme is the URL scheme, without its colon.
 const Scheme = "lagsim"
 
-// MutantCASOnReplica is the one mutant: the CAS decided on the replica.
-const MutantCASOnReplica = "cas-on-replica"
+// The mutants: the CAS decided on the replica, and a replica that shows
+// the rows of its newest commits without their side-writes (torn.go).
+const (
+	MutantCASOnReplica = "cas-on-replica"
+	MutantTornReplica  = "torn-replica"
+)
 
 // MaxLag bounds the lag a URL may ask for.
 const MaxLag = time.Minute
@@ -31,7 +35,7 @@ type Options struct {
 	ReadYourWrites bool
 	// Seed seeds the refresh schedules.
 	Seed uint64
-	// Mutant is "" or MutantCASOnReplica.
+	// Mutant is "", MutantCASOnReplica or MutantTornReplica.
 	Mutant string
 	// WriteLatency is the simulated time a write spends on the wire to
 	// the primary and back: half before the primary decides it, half
@@ -106,8 +110,8 @@ func (t *Target) set(k, v string) error {
 			err = fmt.Errorf("must be within 0..%v, got %v", MaxLag, t.WriteLatency)
 		}
 	case "mutant":
-		if v != MutantCASOnReplica {
-			err = fmt.Errorf("unknown mutant %q (known: %s)", v, MutantCASOnReplica)
+		if v != MutantCASOnReplica && v != MutantTornReplica {
+			err = fmt.Errorf("unknown mutant %q (known: %s, %s)", v, MutantCASOnReplica, MutantTornReplica)
 		}
 		t.Mutant = v
 	default:

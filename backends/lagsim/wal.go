@@ -92,7 +92,7 @@ func (c *Cluster) checkpoint(ctx context.Context) {
 func (c *Cluster) compact(ctx context.Context) error {
 	c.pause.Lock()
 	defer c.pause.Unlock()
-	if c.down.Load() {
+	if c.down.Load() || c.opt.Mutant == MutantTornReplica {
 		return errHeldBack
 	}
 	c.mu.Lock()
