@@ -78,7 +78,7 @@ type clientStats struct {
 // engine's step as it is, so the conflict figures stay the step's.
 const (
 	OutboxEvery = 4
-	OutboxReads = 16
+	OutboxReads = 8
 )
 
 // client is one engine worker on its own replica. Now and then it reads
