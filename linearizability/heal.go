@@ -35,9 +35,22 @@ func Heal(ctx context.Context, c *Client, h History) error {
 	return HealWithin(ctx, c, h, RecoveryBound)
 }
 
+// HealEnded is Heal for a history whose writers have all ended — every
+// process that wrote exited before it is called — so that no write of
+// unknown outcome can still land: the tables are read once, with no
+// settling rounds.
+func HealEnded(ctx context.Context, c *Client, h History) error {
+	return heal(ctx, c, h, RecoveryBound, false)
+}
+
 // HealWithin is Heal with another bound than RecoveryBound (0 means
 // RecoveryBound).
 func HealWithin(ctx context.Context, c *Client, h History, bound time.Duration) error {
+	return heal(ctx, c, h, bound, unknownWrites(h))
+}
+
+// heal reads the final tables, in settling rounds when settle is set.
+func heal(ctx context.Context, c *Client, h History, bound time.Duration, settle bool) error {
 	if bound <= 0 {
 		bound = RecoveryBound
 	}
@@ -62,7 +75,7 @@ func HealWithin(ctx context.Context, c *Client, h History, bound time.Duration) 
 	}
 	reads := tableReads(ctx, c, execs)
 	rounds := 1
-	if unknownWrites(h) {
+	if settle {
 		rounds = settleRounds
 	}
 	var last []string

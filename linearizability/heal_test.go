@@ -196,3 +196,38 @@ func TestHealSettlesAfterALateWrite(t *testing.T) {
 		t.Errorf("%d heal loads; want a round more after the late write", loads)
 	}
 }
+
+// TestHealEndedReadsOnce: when every writer has ended, a write of unknown
+// outcome cannot land any more, and HealEnded reads the tables once; Heal,
+// which cannot know that, reads them until two rounds agree.
+func TestHealEndedReadsOnce(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		heal  func(context.Context, *Client, History) error
+		loads int
+	}{
+		{"HealEnded", HealEnded, 1},
+		{"Heal", Heal, 2},
+	} {
+		ctx := context.Background()
+		rec := NewRecorder(model.NewReference(model.DefaultConfig()))
+		if err := rec.Client().Commit(ctx, witnessed("e1", "t1", "", 0), model.Batch{}); err != nil {
+			t.Fatal(err)
+		}
+		h := rec.History()
+		// A write of unknown outcome, by a writer that has ended.
+		h.Ops = append(h.Ops, Operation{Kind: KindCommit, Execution: "e1", Output: Output{Outcome: OutcomeIndeterminate}})
+		if err := c.heal(ctx, rec.HealClient(), h); err != nil {
+			t.Fatal(err)
+		}
+		loads := 0
+		for _, op := range rec.History().Ops {
+			if op.Heal && op.Kind == KindLoad {
+				loads++
+			}
+		}
+		if loads != c.loads {
+			t.Errorf("%s: %d heal loads of e1, want %d", c.name, loads, c.loads)
+		}
+	}
+}
