@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
+
+	"github.com/storecheck/storecheck/internal/wait"
 )
 
 // The faults, as values.
@@ -286,7 +288,7 @@ func (f StallLeader) injectOn(ctx context.Context, c Cluster, _ *rand.Rand) (Inj
 	inj := Injection{Target: leader, Heal: func(ctx context.Context) error {
 		if f.OnResume != nil {
 			f.OnResume(leader)
-			sleep(ctx, f.Gather)
+			wait.Sleep(ctx, f.Gather)
 		}
 		if err := c.Resume(ctx, leader); err != nil {
 			return fmt.Errorf("resume %s: %w", leader, err)
@@ -339,11 +341,11 @@ func (f KillAfterAck) injectOn(ctx context.Context, c Cluster, rng *rand.Rand) (
 		return Injection{}, err
 	}
 	drain(f.Acks) // an acknowledgement from before the fault is not the one
-	wait := time.NewTimer(ackWait)
-	defer wait.Stop()
+	noAck := time.NewTimer(ackWait)
+	defer noAck.Stop()
 	select {
 	case <-f.Acks:
-	case <-wait.C:
+	case <-noAck.C:
 		return Injection{}, fmt.Errorf("kill-after-ack: no write acknowledged within %v", ackWait)
 	case <-ctx.Done():
 		return Injection{}, ctx.Err()
@@ -353,7 +355,7 @@ func (f KillAfterAck) injectOn(ctx context.Context, c Cluster, rng *rand.Rand) (
 	if f.Delay > 0 {
 		delay = time.Duration(rng.Int64N(int64(f.Delay) + 1))
 	}
-	sleep(ctx, delay)
+	wait.Sleep(ctx, delay)
 	after := time.Since(acked) // when the kill is sent; Kill returns once the node is gone
 	if err := c.Kill(ctx, leader); err != nil {
 		return Injection{Target: leader, Heal: restartHeal(c, leader)}, err

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/evidence"
+	"github.com/storecheck/storecheck/internal/wait"
 )
 
 // A Plan is a set of faults, each with its own target and its own time:
@@ -117,7 +118,7 @@ func (s Step) begin(ctx context.Context, start time.Time) bool {
 			return false
 		}
 	}
-	return sleep(ctx, time.Until(start.Add(s.At)))
+	return wait.Sleep(ctx, time.Until(start.Add(s.At)))
 }
 
 // hold keeps the fault in place for its window.
@@ -129,5 +130,5 @@ func (s Step) hold(ctx context.Context) {
 		}
 		return
 	}
-	sleep(ctx, s.For)
+	wait.Sleep(ctx, s.For)
 }

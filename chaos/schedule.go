@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/evidence"
+	"github.com/storecheck/storecheck/internal/wait"
 )
 
 // Schedule says which faults to inject, how often and for how long.
@@ -67,7 +68,7 @@ func (s Schedule) Run(ctx context.Context, c Cluster, now func() int64, tl *evid
 	var errs []error
 	var unhealed []func(context.Context) error
 	for i := 0; i < limit && len(s.Faults) > 0; i++ {
-		if !sleep(ctx, s.jittered(rng, s.Interval)) {
+		if !wait.Sleep(ctx, s.jittered(rng, s.Interval)) {
 			break
 		}
 		f := s.Faults[i%len(s.Faults)]
@@ -84,7 +85,7 @@ func (s Schedule) Run(ctx context.Context, c Cluster, now func() int64, tl *evid
 			hooks.Injected(f.Name(), inj.Target)
 		}
 		if err == nil {
-			sleep(ctx, s.jittered(rng, s.Duration))
+			wait.Sleep(ctx, s.jittered(rng, s.Duration))
 		}
 		if inj.Heal != nil {
 			if herr := heal(ctx, inj.Heal); herr != nil {
@@ -133,18 +134,6 @@ func (s Schedule) jittered(rng *rand.Rand, d time.Duration) time.Duration {
 	}
 	j := min(s.Jitter, 1)
 	return time.Duration(float64(d) * (1 + j*(2*rng.Float64()-1)))
-}
-
-// sleep waits d and reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 func joinText(a, b string) string {

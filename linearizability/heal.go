@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storecheck/storecheck/internal/wait"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -95,7 +96,7 @@ func heal(ctx context.Context, c *Client, h History, bound time.Duration, settle
 			break
 		}
 		last = seen
-		if !sleep(ctx, settleGap) {
+		if !wait.Sleep(ctx, settleGap) {
 			return fmt.Errorf("%w within %v: the final tables were still changing: %w", ErrNotRecovered, bound, ctx.Err())
 		}
 	}
@@ -156,18 +157,6 @@ func shown[T any](v T, err error) (string, error) {
 		return "", fmt.Errorf("heal: describe an answer: %w", err)
 	}
 	return string(raw), nil
-}
-
-// sleep waits d, or less if ctx ends; false when it ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // healProbers is how many clients look up the processed event ids at once.

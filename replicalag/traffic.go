@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storecheck/storecheck/internal/wait"
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
 )
@@ -120,7 +121,7 @@ func (cl *client) update(ctx context.Context, k int, exec string) error {
 	cl.stats.updates++
 	tried := 0 // commit attempts of this update
 	for attempt := 1; attempt <= cl.tries; attempt++ {
-		if attempt > 1 && !sleep(ctx, cl.plan.backoff(k, attempt)) {
+		if attempt > 1 && !wait.Sleep(ctx, cl.plan.backoff(k, attempt)) {
 			return nil
 		}
 		octx, cancel := context.WithTimeout(ctx, cl.timeout)
@@ -202,18 +203,6 @@ func (cl *client) commit(ctx context.Context, exec, event string, exe *model.Exe
 	octx, cancel := context.WithTimeout(ctx, cl.timeout)
 	defer cancel()
 	return cl.c.Commit(octx, next, b)
-}
-
-// sleep waits d, or less if ctx ends; false when it ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
 }
 
 // tokenOf reads the witness token of a loaded execution; "" when none.
