@@ -49,6 +49,11 @@ func diffCommand(_ context.Context, e *env, args []string) (int, error) {
 	if err := onceFromStdin(base, next); err != nil {
 		return ExitUsage, err
 	}
+	if *md == stdinArg {
+		// Standard output already carries the whole Markdown; the comment
+		// beside it would be a second copy, cut short.
+		return ExitUsage, usagef("--md - would print the comment after the diff on standard output: name a file (the diff itself is printed)")
+	}
 	for _, in := range []string{base, next} {
 		if *md != "" && in != stdinArg && samePath(*md, summaryFile(in)) {
 			return ExitUsage, usagef("--md %s is the summary diff reads (%s): it would be written over", *md, in)

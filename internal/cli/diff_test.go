@@ -187,10 +187,15 @@ func TestDiffMarkdownFileThatCannotBeWritten(t *testing.T) {
 	if err := os.WriteFile(sum, []byte(`{"seed":1,"runs":[]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, md := range []string{filepath.Join(dir, "missing", "diff.md"), dir, filepath.Join(sum, "diff.md")} {
+	// "-" is refused rather than made a file of that name.
+	t.Chdir(dir)
+	for _, md := range []string{filepath.Join(dir, "missing", "diff.md"), dir, filepath.Join(sum, "diff.md"), "-"} {
 		code, stdout, stderr := run(t, "diff", "--md", md, sum, sum)
 		if code != ExitUsage || stdout != "" || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "--md") {
 			t.Errorf("--md %s: exit %d, stdout %q, stderr %q; want 2, no diff printed and one line about --md", md, code, stdout, stderr)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "-")); err == nil {
+		t.Error(`--md - wrote a file named "-"`)
 	}
 }
