@@ -43,12 +43,11 @@ func (g *globalChecker) queueOrder(q *queueState) {
 // seqSpan is a winner and the lowest and highest seqs the reads showed of
 // its entries.
 type seqSpan struct {
-	op             *Operation
-	taken          int64 // by when it surely took effect (takenBy)
-	lo, hi         int64
-	loKey, hiKey   string
-	execution      string
-	hasLo, hasHigh bool
+	op           *Operation
+	taken        int64 // by when it surely took effect (takenBy)
+	lo, hi       int64
+	loKey, hiKey string
+	seen         bool // a read showed one of its entries: lo and hi are set
 }
 
 // queueRealTime checks that, across executions, a winner that surely took
@@ -61,20 +60,21 @@ type seqSpan struct {
 func (g *globalChecker) queueRealTime(q *queueState) {
 	spans := make([]seqSpan, 0, len(g.winner))
 	for op := range g.winner {
-		s := seqSpan{op: op, taken: g.takenBy(op), execution: op.Execution}
+		s := seqSpan{op: op, taken: g.takenBy(op)}
 		for _, k := range q.spec.keys(op) {
 			seq, seen := q.seqOf[k]
 			if !seen {
 				continue
 			}
-			if !s.hasLo || seq < s.lo {
-				s.lo, s.loKey, s.hasLo = seq, k, true
+			if !s.seen || seq < s.lo {
+				s.lo, s.loKey = seq, k
 			}
-			if !s.hasHigh || seq > s.hi {
-				s.hi, s.hiKey, s.hasHigh = seq, k, true
+			if !s.seen || seq > s.hi {
+				s.hi, s.hiKey = seq, k
 			}
+			s.seen = true
 		}
-		if s.hasLo {
+		if s.seen {
 			spans = append(spans, s)
 		}
 	}
@@ -95,23 +95,23 @@ func (g *globalChecker) queueRealTime(q *queueState) {
 			next++
 			switch {
 			case top == nil || a.hi > top.hi:
-				if top != nil && top.execution != a.execution {
+				if top != nil && top.op.Execution != a.op.Execution {
 					other = top
 				}
 				top = a
-			case a.execution != top.execution && (other == nil || a.hi > other.hi):
+			case a.op.Execution != top.op.Execution && (other == nil || a.hi > other.hi):
 				other = a
 			}
 		}
 		a := top
-		if a != nil && a.execution == b.execution {
+		if a != nil && a.op.Execution == b.op.Execution {
 			a = other
 		}
-		if a == nil || a.hi < b.lo || reported[b.execution] {
+		if a == nil || a.hi < b.lo || reported[b.op.Execution] {
 			continue
 		}
-		reported[b.execution] = true
-		g.rep.add(ErrDeliveryOrder, b.execution, "%s %s of %s has seq %d, below seq %d of %s %s of %s, which took effect %s before %s %s was called: the queue lists a later commit's entries before an earlier one's",
+		reported[b.op.Execution] = true
+		g.rep.add(ErrDeliveryOrder, b.op.Execution, "%s %s of %s has seq %d, below seq %d of %s %s of %s, which took effect %s before %s %s was called: the queue lists a later commit's entries before an earlier one's",
 			q.spec.entry, b.loKey, name(b.op), b.lo, a.hi, q.spec.entry, a.hiKey, name(a.op), time.Duration(max(b.op.Call-a.taken, 0)).Round(time.Microsecond), b.op.Kind, Token(b.op.Input.Data))
 	}
 }
