@@ -18,6 +18,7 @@ import (
 
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
 	"github.com/storecheck/storecheck/backends/rqlite/raftlog"
+	"github.com/storecheck/storecheck/evidence"
 )
 
 // Issue is one confirmed upstream bug.
@@ -225,7 +226,7 @@ func explains(folder string, is Issue) bool {
 	}
 	read, ok := 0, true
 	_ = filepath.WalkDir(folder, func(path string, d fs.DirEntry, err error) error {
-		if err != nil || !ok || d.IsDir() || filepath.Base(path) != violationsFile {
+		if err != nil || !ok || d.IsDir() || filepath.Base(path) != evidence.ViolationsFile {
 			return nil
 		}
 		b, err := os.ReadFile(path)
@@ -239,11 +240,6 @@ func explains(folder string, is Issue) bool {
 	})
 	return ok && read > 0
 }
-
-// violationsFile is the evidence file that lists a run's violations
-// (evidence.ViolationsFile; named here to keep this package free of the
-// evidence writer).
-const violationsFile = "violations.txt"
 
 // violationLines returns the lines of a violations.txt that state a broken
 // guarantee: not its verdict line, its notes or the blank lines.
