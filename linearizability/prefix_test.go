@@ -1,7 +1,6 @@
 package linearizability
 
 import (
-	"errors"
 	"math"
 	"testing"
 )
@@ -140,15 +139,7 @@ func TestReplicaReadsArePrefixStates(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			h := sideHistory()
 			c.build(h)
-			rep := checkReplica(t, h)
-			switch {
-			case c.want == nil && rep.Verdict != Ok:
-				t.Fatalf("verdict %s: %v", rep.Verdict, rep.Err)
-			case c.want != nil && !errors.Is(rep.Err, c.want):
-				t.Fatalf("verdict %s, err %v; want %v", rep.Verdict, rep.Err, c.want)
-			case c.want != nil:
-				t.Logf("%v", rep.Err)
-			}
+			wantReplicaVerdict(t, h, c.want)
 		})
 	}
 }
