@@ -76,8 +76,10 @@ type globalChecker struct {
 	// taken holds the winners that surely took effect before they
 	// returned, and when (takenBy).
 	taken map[*Operation]int64
-	// carrierList is carriers' result, once made.
+	// carrierList is carriers' result, once made; carrierAt carrier's
+	// index, once made.
 	carrierList map[procKey][]*Operation
+	carrierAt   map[procKey]int64
 
 	final finalTables
 }

@@ -143,3 +143,16 @@ func TestReplicaReadsArePrefixStates(t *testing.T) {
 		})
 	}
 }
+
+// TestLowestCarrierCounts: two winners may carry one event (a commit
+// writes its processed event id once, whatever the ledger holds), and a
+// replica that says it is processed once the first has returned shows no
+// more than the first winner. The replica rules must take the lowest
+// carrier: a later one, called after the read returned, would make the
+// read look like one from the future.
+func TestLowestCarrierCounts(t *testing.T) {
+	h := sideHistory()
+	h.ops[1].Input.EventID = "ev1"     // t2 (v2, called at 30) carries ev1 as t1 (v1, acked at 20) does
+	h.processed("r2", 1, true, 22, 25) // returned before t2 was called
+	wantReplicaVerdict(t, h, nil)
+}

@@ -186,15 +186,23 @@ func (g *globalChecker) shownVersion(op *Operation) (int64, bool) {
 	return 0, false
 }
 
-// carrier returns the lowest version whose winner carries event.
+// carrier returns the lowest version whose winner carries event. Every
+// replica read of a marker asks, so the answers are indexed once, by the
+// first to ask (the rows stage's checks run one after another): scanning
+// the chain each time made the replica checks quadratic in its length.
 func (g *globalChecker) carrier(exec, event string) (int64, bool) {
-	chain := g.atVer[exec]
-	for v := 1; v < len(chain); v++ {
-		if chain[v] != nil && chain[v].Input.EventID == event {
-			return int64(v), true
+	if g.carrierAt == nil {
+		g.carrierAt = map[procKey]int64{}
+		for x, chain := range g.atVer {
+			for v := len(chain) - 1; v >= 1; v-- { // down, so the lowest stays
+				if w := chain[v]; w != nil {
+					g.carrierAt[procKey{x, w.Input.EventID}] = int64(v)
+				}
+			}
 		}
 	}
-	return 0, false
+	v, ok := g.carrierAt[procKey{exec, event}]
+	return v, ok
 }
 
 // replicaLoad holds one replica load or load_for_event to the rules.
