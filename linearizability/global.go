@@ -80,6 +80,9 @@ type globalChecker struct {
 	// index, once made.
 	carrierList map[procKey][]*Operation
 	carrierAt   map[procKey]int64
+	// acks indexes each execution's acknowledged winners for the
+	// staleness of replica loads, made as they ask.
+	acks map[string]*ackIndex
 
 	final finalTables
 }

@@ -248,12 +248,15 @@ func (g *globalChecker) replicaLoad(i int, seen, own *floors, st *ReplicaStats) 
 // replica load was when it was called.
 func (g *globalChecker) staleness(i int, v int64, chain []*Operation, st *ReplicaStats) {
 	op := &g.h.Ops[i]
-	acked, first := int64(0), EndOfHistory
-	for w := v + 1; w < int64(len(chain)); w++ {
-		if c := chain[w]; c != nil && c.Output.Outcome == OutcomeOK && c.Return < op.Call {
-			acked, first = w, min(first, c.Return)
-		}
+	if g.acks == nil {
+		g.acks = map[string]*ackIndex{}
 	}
+	x := g.acks[op.Execution]
+	if x == nil {
+		x = newAckIndex(chain)
+		g.acks[op.Execution] = x
+	}
+	acked, first := x.above(v, op.Call)
 	if acked == 0 {
 		return
 	}
