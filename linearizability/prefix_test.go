@@ -156,3 +156,24 @@ func TestLowestCarrierCounts(t *testing.T) {
 	h.processed("r2", 1, true, 22, 25) // returned before t2 was called
 	wantReplicaVerdict(t, h, nil)
 }
+
+// TestTableReadsOnReplicasAreChecked: a replica's reads of whole tables
+// (outbox, due timers) belong to no one execution, and are held to the
+// prefix rules against every known chain: the note of reads not checked
+// must not count them. A replica load of an execution whose chain is
+// unknown is not checked, and is counted.
+func TestTableReadsOnReplicasAreChecked(t *testing.T) {
+	h := sideHistory()
+	h.outbox("r2", false, 100, 110, 1)
+	h.timers("r2", false, 10, 112, 114, 1)
+	rep := checkReplica(t, h)
+	if rep.Verdict != Ok || rep.Replica == nil || rep.Replica.Unchecked != 0 {
+		t.Fatalf("verdict %s, replica stats %+v, notes %q: want Ok with every replica read checked", rep.Verdict, rep.Replica, rep.Notes)
+	}
+	h.client++
+	h.ops = append(h.ops, Operation{Client: h.client, Kind: KindLoad, Execution: "nobody", Replica: "r2",
+		Output: Output{Outcome: OutcomeOK}, Call: 120, Return: 130})
+	if rep := checkReplica(t, h); rep.Replica == nil || rep.Replica.Unchecked != 1 {
+		t.Fatalf("replica stats %+v: want the load of an execution with no known chain counted as not checked", rep.Replica)
+	}
+}
