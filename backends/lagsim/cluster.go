@@ -95,22 +95,34 @@ func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*
 
 // newTornReplica opens a client of mutant=torn-replica (torn.go): its
 // writes that succeed tell the replica that its next refresh is a whole
-// one. Its two snapshots are not the member's reader: the WAL is never
-// compacted under them (wal.go), and it grows for as long as the cluster
-// is open.
+// one (tornWrites). Its two snapshots are not the member's reader: the WAL
+// is never compacted under them (wal.go), and it grows for as long as the
+// cluster is open.
 func (c *Cluster) newTornReplica(ctx context.Context, name string, stream uint64) (*replica.Store, error) {
 	torn, err := openTorn(ctx, c.path, c.cfg, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
-	write := func(fn func() error) error {
-		err := c.write(fn)
-		if err == nil {
-			torn.wrote()
-		}
-		return err
+	return c.addMember(ctx, name, stream, &member{}, c.primary, tornWrites(c.write, torn), torn, torn.refresh)
+}
+
+// tornWrites sends the writes of a torn replica's client through write,
+// telling the replica of each that succeeded as soon as the primary has it,
+// before write counts it: a scheduled refresh that sees the count, after
+// which the client's read-your-writes sync is skipped as having nothing
+// new to see, is then a whole one, so the client always reads its own
+// writes whole. Told after write returned, such a refresh moved the side
+// tables back behind the write, and the client read its own ack undone.
+func tornWrites(write func(func() error) error, torn *tornReplica) func(func() error) error {
+	return func(fn func() error) error {
+		return write(func() error {
+			err := fn()
+			if err == nil {
+				torn.wrote()
+			}
+			return err
+		})
 	}
-	return c.addMember(ctx, name, stream, &member{}, c.primary, write, torn, torn.refresh)
 }
 
 // addMember starts the replica store of client name on reader, refreshed

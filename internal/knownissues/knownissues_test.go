@@ -159,7 +159,8 @@ func TestMatchUnrestoredInstall(t *testing.T) {
 // register and trace-ring lines of the same executions. A stale read of
 // another execution, or another guarantee, in the same run is not
 // explained; nor is a run whose violations were not written down, nor one
-// whose follower re-sent nothing.
+// whose follower re-sent nothing. The lines are literals: that the checks
+// still write them so is TestAppliedTwiceByTheRealChecks' to show.
 func TestMatchWritesAppliedTwice(t *testing.T) {
 	is := Lookup("rqlite-forwarded-write-resent")
 	if is == nil {

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/storecheck/storecheck/backends/lagsim"
 	"github.com/storecheck/storecheck/backends/mutants"
 )
 
@@ -32,8 +33,10 @@ type Subject struct {
 	URL func(dir string) string
 }
 
-// Subjects returns every mutant of the catalogue and every correct backend:
-// the reference model, and the SQLite and libSQL files.
+// Subjects returns every mutant of the catalogue, the replica simulation's
+// torn-replica, and every correct backend: the reference model, the SQLite
+// and libSQL files, and the replica simulation itself (torn-replica's
+// correct twin, so that its catch is the mutant's, not the simulation's).
 func Subjects() []Subject {
 	var out []Subject
 	for _, m := range mutants.Catalogue() {
@@ -42,12 +45,18 @@ func Subjects() []Subject {
 		}
 	}
 	out = append(out,
+		Subject{Name: lagsim.MutantTornReplica, Kind: Mutant, Breaks: "replica reads are states of one prefix of the commits (stale, never torn): " +
+			"the simulated embedded replica applies other clients' commits in two steps with reads in between, its executions and dedupe ledger one refresh ahead of its outbox, spawns, timers and trace, " +
+			"while its own writes read back whole, so the sequential suite passes it and only the concurrent histories' prefix rule (replica read) can catch it.",
+			URL: func(dir string) string { return lagsimURL(dir, lagsim.MutantTornReplica) }},
 		Subject{Name: "memory", Kind: Correct, Breaks: "nothing: the in-memory reference model.",
 			URL: func(string) string { return "memory:" }},
 		Subject{Name: "sqlite", Kind: Correct, Breaks: "nothing: the SQLite store on a fresh file.",
 			URL: func(dir string) string { return "sqlite:" + filepath.Join(dir, "store.db") }},
 		Subject{Name: "libsql", Kind: Correct, Breaks: "nothing: the libSQL store on a fresh file.",
 			URL: func(dir string) string { return "libsql:" + filepath.Join(dir, "store.db") }},
+		Subject{Name: lagsim.Scheme, Kind: Correct, Breaks: "nothing: the simulated embedded replicas (one per client, refreshed every " + subjectLag + " on average) of a SQLite primary on a fresh file.",
+			URL: func(dir string) string { return lagsimURL(dir, "") }},
 	)
 	for _, m := range mutants.Catalogue() {
 		if m.Correct {
@@ -55,6 +64,20 @@ func Subjects() []Subject {
 		}
 	}
 	return out
+}
+
+// subjectLag is the replicas' mean lag in the replica simulation's
+// subjects: the lag docs/DETECTION.md measured torn-replica at.
+const subjectLag = "200ms"
+
+// lagsimURL is the replica simulation on a fresh primary file in dir, with
+// mutant (none when "").
+func lagsimURL(dir, mutant string) string {
+	url := lagsim.Scheme + ":" + filepath.Join(dir, "primary.db") + "?lag=" + subjectLag
+	if mutant != "" {
+		url += "&mutant=" + mutant
+	}
+	return url
 }
 
 // mutantSubject is a catalogue entry opened as mutant:NAME, on a file in a
