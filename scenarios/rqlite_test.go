@@ -450,6 +450,27 @@ func TestKillDuringInstall(t *testing.T) {
 	o.assertCleanedUp(t)
 }
 
+// TestLongReads: a correct cluster, its servers given a low snapshot
+// threshold by the scenario, keeps serving while its leader's database is
+// held by one long read after another; each window's first read is
+// measured, and takes long enough to meet a snapshot.
+func TestLongReads(t *testing.T) {
+	var o opened
+	res, _, faults := passFaultScenario(t, &o, "long-reads", "", 12*time.Second)
+	if !strings.Contains(res.Reason, "were given "+snapshotFlags) {
+		t.Errorf("reason %q: want it to say the servers were given %s", res.Reason, snapshotFlags)
+	}
+	if len(faults) < 1 {
+		t.Fatalf("no long reads in 12 s: %+v", faults)
+	}
+	for _, f := range faults {
+		if f.Fault != "long-reads" || f.Error != "" || f.Metrics["long_read_ms"] < 50 {
+			t.Errorf("fault %+v: want long reads of 50 ms or more", f)
+		}
+	}
+	o.assertCleanedUp(t)
+}
+
 // TestLeaderPause: every call goes through a follower with rqlite's
 // timeout=, the leader is paused within its lease again and again, and the
 // follower's own counters are kept: on a server that never sends a

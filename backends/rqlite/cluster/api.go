@@ -100,13 +100,27 @@ const ResentSignature = "forwarded writes sent to the leader again after a faile
 // attempt failed. On rqlite 10 that is its last-ditch attempts on a new
 // connection, less those of reads: asked for no retry, as the HTTP API
 // asks by default, a request whose attempt failed gets exactly one such
-// attempt. On a build without that counter (rqlite 8), every failed
-// attempt of a write it did not give up on was followed by another.
+// attempt, and adds perResent to its kind's retries counter. On a build
+// without that counter (rqlite 8), every failed attempt of a write it did
+// not give up on was followed by another.
 func (st ForwardStats) Resent() int64 {
-	if st.NewConnections >= 0 {
-		return max(0, st.NewConnections-st.ReadFailedAttempts)
+	if st.NewConnections < 0 {
+		return max(0, st.FailedAttempts-st.GivenUp)
 	}
-	return max(0, st.FailedAttempts-st.GivenUp)
+	if st.NewConnections == 0 {
+		return 0
+	}
+	return max(0, st.NewConnections-st.ReadFailedAttempts/st.perResent())
+}
+
+// perResent is how much one request sent again on a new connection adds to
+// its retries counter: 1 since rqlite 10.2.7; 2 in 10.0.0–10.2.6, whose
+// cluster client counted the failed attempt and the last-ditch one
+// (015d51a7 removed the second). Writes and reads count alike, so it is
+// the retries of both over the new connections, to the nearest whole.
+func (st ForwardStats) perResent() int64 {
+	retries := st.FailedAttempts + st.ReadFailedAttempts
+	return max(1, (retries+st.NewConnections/2)/st.NewConnections)
 }
 
 // GetForwardStats reads GET /debug/vars of the node at addr.

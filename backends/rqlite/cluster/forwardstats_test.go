@@ -29,6 +29,10 @@ func TestGetForwardStats(t *testing.T) {
 			ForwardStats{Forwarded: 9, ReadFailedAttempts: 5, NewConnections: 5}, 0},
 		{"rqlite 10, writes and reads sent again", `{"cluster":{"num_client_execute_retries":3,"num_client_query_retries":4,"num_client_force_new_conn":7},"proxy":{"remote_executions":9}}`,
 			ForwardStats{Forwarded: 9, FailedAttempts: 3, ReadFailedAttempts: 4, NewConnections: 7}, 3},
+		// rqlite 10.0.0 (leader-pause seed 1): 97 writes and 199 reads sent
+		// once more, each adding 2 to its retries counter until 10.2.7.
+		{"rqlite 10.0-10.2.6, two retries counted per request sent again", `{"cluster":{"num_client_execute_retries":194,"num_client_query_retries":398,"num_client_force_new_conn":296},"proxy":{"remote_executions":8110,"remote_executions_failed":71}}`,
+			ForwardStats{Forwarded: 8110, GivenUp: 71, FailedAttempts: 194, ReadFailedAttempts: 398, NewConnections: 296}, 97},
 		{"rqlite 8", `{"cluster":{"num_client_execute_retries":10},"http":{"remote_executions":7,"remote_executions_failed":1}}`,
 			ForwardStats{Forwarded: 7, GivenUp: 1, FailedAttempts: 10, NewConnections: -1}, 9},
 	} {

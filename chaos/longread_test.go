@@ -1,0 +1,111 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// readingFake is a fake cluster whose nodes take long reads: each read
+// blocks until its context ends or hold passes, and is counted per node.
+type readingFake struct {
+	*fakeCluster
+	hold    time.Duration
+	fail    error
+	mu      sync.Mutex
+	reads   map[string]int
+	rows    []int
+	running int
+}
+
+func (f *readingFake) LongRead(ctx context.Context, id string, rows int) (time.Duration, error) {
+	f.mu.Lock()
+	f.reads[id]++
+	f.rows = append(f.rows, rows)
+	f.running++
+	f.mu.Unlock()
+	defer func() { f.mu.Lock(); f.running--; f.mu.Unlock() }()
+	if f.fail != nil {
+		return 0, f.fail
+	}
+	start := time.Now()
+	t := time.NewTimer(f.hold)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return time.Since(start), ctx.Err()
+	case <-t.C:
+		return time.Since(start), nil
+	}
+}
+
+func (f *readingFake) counts() (map[string]int, int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := map[string]int{}
+	for k, v := range f.reads {
+		c[k] = v
+	}
+	return c, f.running
+}
+
+// TestLongReads: the fault needs a cluster that takes long reads and a
+// length; it reads the leader, the first read within the injection (its
+// duration in the metrics), then one read after another until the heal,
+// after which none is in flight and none starts.
+func TestLongReads(t *testing.T) {
+	ctx := context.Background()
+	if err := (LongReads{Rows: 10}).Available(newFake()); err == nil || !strings.Contains(err.Error(), "long read") {
+		t.Errorf("available on a cluster without long reads: %v", err)
+	}
+	c := &readingFake{fakeCluster: newFake(), hold: 20 * time.Millisecond, reads: map[string]int{}}
+	if err := (LongReads{}).Available(c); err == nil {
+		t.Error("a long read of 0 rows is available")
+	}
+	f := LongReads{Rows: 1000}
+	if err := f.Available(c); err != nil {
+		t.Fatal(err)
+	}
+	inj, err := f.Inject(ctx, c, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inj.Target != "n1" || !strings.Contains(inj.Detail, "leader n1") || inj.Metrics["long_read_ms"] < 20 {
+		t.Errorf("injection %+v: want the leader n1 and the first read's 20 ms", inj)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if err := inj.Heal(ctx); err != nil {
+		t.Fatal(err)
+	}
+	reads, running := c.counts()
+	if reads["n1"] < 5 || len(reads) != 1 || running != 0 {
+		t.Errorf("reads %v (%d running after the heal); want several, all on the leader n1, none left", reads, running)
+	}
+	time.Sleep(60 * time.Millisecond)
+	if after, _ := c.counts(); after["n1"] != reads["n1"] {
+		t.Errorf("reads went on after the heal: %d, then %d", reads["n1"], after["n1"])
+	}
+	for _, r := range c.rows {
+		if r != 1000 {
+			t.Fatalf("a read of %d rows, want 1000", r)
+		}
+	}
+}
+
+// TestLongReadsFirstReadFails: a leader that cannot take the first read
+// is an injection error, with nothing left running to heal.
+func TestLongReadsFirstReadFails(t *testing.T) {
+	c := &readingFake{fakeCluster: newFake(), fail: errors.New("connection refused"), reads: map[string]int{}}
+	inj, err := LongReads{Rows: 10}.Inject(context.Background(), c, rand.New(rand.NewPCG(1, 2)))
+	if err == nil || !strings.Contains(err.Error(), "connection refused") || inj.Heal != nil {
+		t.Fatalf("injection %+v, %v: want the read's error and no heal", inj, err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if reads, _ := c.counts(); reads["n1"] != 1 {
+		t.Errorf("reads %v after a failed first read, want that one only", reads)
+	}
+}
