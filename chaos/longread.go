@@ -51,8 +51,13 @@ func (f LongReads) availableOn(c Cluster) error {
 }
 
 // longReadTimeout bounds one long read: a node that does not answer in it
-// is read again (or the window ends).
-const longReadTimeout = 30 * time.Second
+// is read again (or the window ends). maxLongReads bounds the reads of one
+// window after its first: the heal ends them, and a node that answers at
+// once (a short read, an error) must not be read without end meanwhile.
+const (
+	longReadTimeout = 30 * time.Second
+	maxLongReads    = 10_000
+)
 
 func (f LongReads) injectOn(ctx context.Context, c Cluster, _ *rand.Rand) (Injection, error) {
 	lc := c.(LongReadCluster)
@@ -74,10 +79,10 @@ func (f LongReads) injectOn(ctx context.Context, c Cluster, _ *rand.Rand) (Injec
 	done.Add(1)
 	go func() {
 		defer done.Done()
-		for rctx.Err() == nil {
+		for n := 0; n < maxLongReads && rctx.Err() == nil; n++ {
 			if _, err := f.read(rctx, lc, leader); err != nil && rctx.Err() == nil {
 				// A node that failed a read (a restart, a timeout) is read
-				// again; the window bounds the loop.
+				// again; the window and maxLongReads bound the loop.
 				wait.Sleep(rctx, 50*time.Millisecond)
 			}
 		}

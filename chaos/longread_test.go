@@ -109,3 +109,27 @@ func TestLongReadsFirstReadFails(t *testing.T) {
 		t.Errorf("reads %v after a failed first read, want that one only", reads)
 	}
 }
+
+// TestLongReadsBounded: a leader that answers each read at once is read
+// no more than maxLongReads times after the first, however long the
+// window holds before its heal.
+func TestLongReadsBounded(t *testing.T) {
+	c := &readingFake{fakeCluster: newFake(), reads: map[string]int{}}
+	inj, err := LongReads{Rows: 10}.Inject(context.Background(), c, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inj.Heal(context.Background())
+	last := -1
+	for range 200 { // until the reads stop, 10 s at most
+		time.Sleep(50 * time.Millisecond)
+		reads, _ := c.counts()
+		if reads["n1"] == last {
+			break
+		}
+		last = reads["n1"]
+	}
+	if last != 1+maxLongReads {
+		t.Errorf("%d reads in a window whose reads answer at once, want the first and %d more", last, maxLongReads)
+	}
+}
