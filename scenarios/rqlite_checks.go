@@ -522,7 +522,7 @@ func whyNoFault(events []evidence.Fault, none string) string {
 }
 
 // faultMetrics adds the fault figures: how many faults, the time to a new
-// leader, commit latency, and the conflict and indeterminate rates of
+// leader, the longest of long-reads' measured reads, commit latency, and the conflict and indeterminate rates of
 // commits that started during a fault against those that did not.
 func faultMetrics(m map[string]float64, res *workload.Result, events []evidence.Fault) {
 	m["faults"] = float64(len(events))
@@ -533,6 +533,9 @@ func faultMetrics(m map[string]float64, res *workload.Result, events []evidence.
 		}
 		if ms, ok := ev.Metrics["new_leader_ms"]; ok {
 			leader = append(leader, ms)
+		}
+		if ms, ok := ev.Metrics["long_read_ms"]; ok && !ev.NotInjected {
+			m["long_read_ms_max"] = max(m["long_read_ms_max"], ms)
 		}
 	}
 	if len(leader) > 0 {

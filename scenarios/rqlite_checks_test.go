@@ -17,6 +17,7 @@ import (
 	"github.com/storecheck/storecheck/internal/knownissues"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
+	"github.com/storecheck/storecheck/workload"
 )
 
 // tablesAt is a node's tables holding execution e0 at version v.
@@ -334,6 +335,44 @@ func TestNoFaultTookEffect(t *testing.T) {
 		noFaultTookEffect(&out, tc.events)
 		if out.Verdict != tc.want || !strings.Contains(out.Reason, tc.reason) {
 			t.Errorf("%s: %s %q, want %s with %q", tc.name, out.Verdict, out.Reason, tc.want, tc.reason)
+		}
+	}
+}
+
+// TestLongReadsHeld: long-reads' PASS is a PASS only when some measured
+// read (an injected window's first) held the leader's database for the
+// time a checkpoint waits for its readers; a run whose reads were all
+// shorter never made a checkpoint wait, and is NOT RUN with the longest.
+func TestLongReadsHeld(t *testing.T) {
+	m := map[string]float64{}
+	faultMetrics(m, &workload.Result{}, []evidence.Fault{
+		{Fault: "long-reads", Metrics: map[string]float64{"long_read_ms": 120}},
+		{Fault: "long-reads", Metrics: map[string]float64{"long_read_ms": 900}, NotInjected: true, Error: "first long read on n1: 503"},
+		{Fault: "long-reads", Metrics: map[string]float64{"long_read_ms": 180}},
+	})
+	if m["long_read_ms_max"] != 180 {
+		t.Errorf("long_read_ms_max %v, want 180, the longest of the injected windows' reads", m["long_read_ms_max"])
+	}
+	for _, tc := range []struct {
+		verdict reports.Verdict
+		longest float64
+		want    reports.Verdict
+		reason  string
+	}{
+		{reports.Pass, 180, reports.NotRun, "no long read held the leader's database for the 250ms a checkpoint waits for its readers (the longest measured: 180 ms)"},
+		{reports.Pass, 0, reports.NotRun, "(the longest measured: 0 ms)"},
+		{reports.Pass, 262, reports.Pass, "servers given"},
+		{reports.Fail, 0, reports.Fail, "availability"},
+	} {
+		run := readsHeld(func(context.Context, Target, Params) Result {
+			r := Result{Verdict: tc.verdict, Reason: "servers given", Metrics: map[string]float64{"long_read_ms_max": tc.longest}}
+			if tc.verdict == reports.Fail {
+				r.Reason = "availability"
+			}
+			return r
+		})
+		if got := run(context.Background(), Target{}, Params{}); got.Verdict != tc.want || !strings.Contains(got.Reason, tc.reason) {
+			t.Errorf("%s with reads of %v ms: %s %q, want %s with %q", tc.verdict, tc.longest, got.Verdict, got.Reason, tc.want, tc.reason)
 		}
 	}
 }
