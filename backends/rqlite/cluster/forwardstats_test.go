@@ -33,6 +33,11 @@ func TestGetForwardStats(t *testing.T) {
 		// once more, each adding 2 to its retries counter until 10.2.7.
 		{"rqlite 10.0-10.2.6, two retries counted per request sent again", `{"cluster":{"num_client_execute_retries":194,"num_client_query_retries":398,"num_client_force_new_conn":296},"proxy":{"remote_executions":8110,"remote_executions_failed":71}}`,
 			ForwardStats{Forwarded: 8110, GivenUp: 71, FailedAttempts: 194, ReadFailedAttempts: 398, NewConnections: 296}, 97},
+		// Reads' retries that are not a whole number of reads (the
+		// counters read between a read's two counts) are a read, not a
+		// write sent again.
+		{"rqlite 10.0-10.2.6, a read counted once of two", `{"cluster":{"num_client_execute_retries":0,"num_client_query_retries":5,"num_client_force_new_conn":3},"proxy":{"remote_executions":9}}`,
+			ForwardStats{Forwarded: 9, ReadFailedAttempts: 5, NewConnections: 3}, 0},
 		{"rqlite 8", `{"cluster":{"num_client_execute_retries":10},"http":{"remote_executions":7,"remote_executions_failed":1}}`,
 			ForwardStats{Forwarded: 7, GivenUp: 1, FailedAttempts: 10, NewConnections: -1}, 9},
 	} {
