@@ -1,6 +1,7 @@
 package linearizability
 
 import (
+	"errors"
 	"math"
 	"testing"
 )
@@ -175,5 +176,14 @@ func TestTableReadsOnReplicasAreChecked(t *testing.T) {
 		Output: Output{Outcome: OutcomeOK}, Call: 120, Return: 130})
 	if rep := checkReplica(t, h); rep.Replica == nil || rep.Replica.Unchecked != 1 {
 		t.Fatalf("replica stats %+v: want the load of an execution with no known chain counted as not checked", rep.Replica)
+	}
+	// No chain known at all (the final row is no attempt's): the reads of
+	// whole tables check nothing either, and are counted.
+	h = sideHistory()
+	h.ops[2].Output.Data = data("ghost")
+	h.outbox("r2", false, 100, 110, 1)
+	h.timers("r2", false, 10, 112, 114, 1)
+	if rep := checkReplica(t, h); !errors.Is(rep.Err, ErrPhantom) || rep.Replica == nil || rep.Replica.Unchecked != 2 {
+		t.Fatalf("verdict %v, replica stats %+v: want the phantom final row, and both table reads counted as not checked when no chain is known", rep.Err, rep.Replica)
 	}
 }
