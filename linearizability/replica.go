@@ -47,8 +47,9 @@ type ReplicaStats struct {
 	// MaxStaleness and MaxBehind are the largest By and Behind of Stale.
 	MaxStaleness time.Duration
 	MaxBehind    int64
-	// Unchecked counts replica reads no rule applies to: their
-	// execution's chain is unknown, or their kind has no replica rule.
+	// Unchecked counts replica reads no rule applies to: a read of one
+	// execution whose chain is unknown, a read of a whole table when no
+	// execution's chain is known, or a kind with no replica rule.
 	Unchecked int
 }
 
