@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/storecheck/storecheck/internal/wait"
@@ -36,6 +37,34 @@ type LongReadCluster interface {
 type LongReads struct {
 	// Rows is how many rows each read counts: its length.
 	Rows int
+	// Hold, when set (NewLongReads), is how long a read should hold the
+	// database: a read that took less makes the reads after it count
+	// twice the rows, up to maxLongReadRows, so that on a machine that
+	// counts rows faster than the one Rows was chosen on the reads still
+	// hold the database that long. The count reached carries over from
+	// one window to the next.
+	Hold  time.Duration
+	grown *atomic.Int64 // the rows the reads count now; nil: Rows
+}
+
+// NewLongReads is LongReads of rows rows at first, grown until a read
+// holds the database for hold.
+func NewLongReads(rows int, hold time.Duration) LongReads {
+	g := new(atomic.Int64)
+	g.Store(int64(rows))
+	return LongReads{Rows: rows, Hold: hold, grown: g}
+}
+
+// maxLongReadRows bounds the growth of a read's rows (64 times the 1,000,000
+// long-reads starts from): a read that is still short at it is left so.
+const maxLongReadRows = 64_000_000
+
+// rows is how many rows the next read counts.
+func (f LongReads) rows() int {
+	if f.grown == nil {
+		return f.Rows
+	}
+	return int(f.grown.Load())
 }
 
 func (LongReads) Name() string { return "long-reads" }
@@ -65,10 +94,11 @@ func (f LongReads) injectOn(ctx context.Context, c Cluster, _ *rand.Rand) (Injec
 	if err != nil {
 		return Injection{}, err
 	}
+	rows := f.rows()
 	first, err := f.read(ctx, lc, leader)
 	inj := Injection{Target: leader,
-		Detail:  fmt.Sprintf("long reads of %d rows at level none on leader %s, one after another", f.Rows, leader),
-		Metrics: map[string]float64{"long_read_ms": float64(first.Microseconds()) / 1000}}
+		Detail:  fmt.Sprintf("long reads of %d rows at level none on leader %s, one after another", rows, leader),
+		Metrics: map[string]float64{"long_read_ms": float64(first.Microseconds()) / 1000, "long_read_rows": float64(rows)}}
 	if err != nil {
 		return inj, fmt.Errorf("first long read on %s: %w", leader, err)
 	}
@@ -95,10 +125,17 @@ func (f LongReads) injectOn(ctx context.Context, c Cluster, _ *rand.Rand) (Injec
 	return inj, nil
 }
 
+// read sends node id one long read, and grows the reads after it when it
+// answered sooner than Hold.
 func (f LongReads) read(ctx context.Context, lc LongReadCluster, id string) (time.Duration, error) {
 	rctx, cancel := context.WithTimeout(ctx, longReadTimeout)
 	defer cancel()
-	return lc.LongRead(rctx, id, f.Rows)
+	rows := f.rows()
+	took, err := lc.LongRead(rctx, id, rows)
+	if err == nil && f.grown != nil && took < f.Hold && rows < maxLongReadRows {
+		f.grown.CompareAndSwap(int64(rows), int64(min(2*rows, maxLongReadRows)))
+	}
+	return took, err
 }
 
 func (f LongReads) Available(on any) error { return onCluster{f}.Available(on) }

@@ -133,3 +133,90 @@ func TestLongReadsBounded(t *testing.T) {
 		t.Errorf("%d reads in a window whose reads answer at once, want the first and %d more", last, maxLongReads)
 	}
 }
+
+// TestLongReadsGrowToHold: on a node that counts rows faster than Rows was
+// chosen for, each read shorter than Hold doubles the rows of the reads
+// after it, until one holds the database for Hold; the count reached
+// carries over to the next window, and never passes maxLongReadRows.
+func TestLongReadsGrowToHold(t *testing.T) {
+	c := newScalingFake(time.Microsecond)
+	f := NewLongReads(1000, 16*time.Millisecond) // 1 ms at first: 16,000 rows hold it
+	inj, err := f.Inject(context.Background(), c, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	if err := inj.Heal(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.counted(); len(got) < 6 || got[0] != 1000 || got[1] != 2000 || got[4] != 16000 || got[len(got)-1] != 16000 {
+		t.Fatalf("rows of the reads %v: want 1000, 2000, 4000, 8000, then 16000 on", got)
+	}
+	if inj.Metrics["long_read_rows"] != 1000 {
+		t.Errorf("metrics %v: want the first read's 1000 rows", inj.Metrics)
+	}
+	// The next window starts where the last left off.
+	inj, err = f.Inject(context.Background(), c, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inj.Heal(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if inj.Metrics["long_read_rows"] != 16000 || inj.Metrics["long_read_ms"] < 16 {
+		t.Errorf("second window's first read %v: want 16000 rows, 16 ms", inj.Metrics)
+	}
+	// A node whose reads never get long stops growing at maxLongReadRows.
+	quick := newScalingFake(0)
+	g := NewLongReads(maxLongReadRows/2+1, time.Hour) // twice it passes the bound
+	inj, err = g.Inject(context.Background(), quick, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := inj.Heal(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range quick.counted() {
+		if r > maxLongReadRows {
+			t.Fatalf("a read of %d rows, past the bound %d", r, maxLongReadRows)
+		}
+	}
+	if got := quick.counted(); got[len(got)-1] != maxLongReadRows {
+		t.Errorf("rows %v: want the reads grown to the bound and held there", got[:min(len(got), 5)])
+	}
+}
+
+// scalingFake is a fake cluster whose long reads take perRow for each row
+// counted, and records the rows of each.
+type scalingFake struct {
+	*fakeCluster
+	perRow time.Duration
+	mu     sync.Mutex
+	rows   []int
+}
+
+func newScalingFake(perRow time.Duration) *scalingFake {
+	return &scalingFake{fakeCluster: newFake(), perRow: perRow}
+}
+
+func (f *scalingFake) counted() []int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]int(nil), f.rows...)
+}
+
+func (f *scalingFake) LongRead(ctx context.Context, _ string, rows int) (time.Duration, error) {
+	f.mu.Lock()
+	f.rows = append(f.rows, rows)
+	f.mu.Unlock()
+	start := time.Now()
+	t := time.NewTimer(time.Duration(rows) * f.perRow)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return time.Since(start), ctx.Err()
+	case <-t.C:
+		return time.Since(start), nil
+	}
+}

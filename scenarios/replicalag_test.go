@@ -19,6 +19,12 @@ import (
 // runReplicaLagOn runs the scenario on url with CI-sized knobs.
 func runReplicaLagOn(t *testing.T, url string, ops int) (Result, string) {
 	t.Helper()
+	return runReplicaLagOnSeed(t, url, ops, 3)
+}
+
+// runReplicaLagOnSeed is runReplicaLagOn with the run's seed.
+func runReplicaLagOnSeed(t *testing.T, url string, ops int, seed uint64) (Result, string) {
+	t.Helper()
 	sc, err := Lookup("replica-lag-conflict")
 	if err != nil {
 		t.Fatal(err)
@@ -31,7 +37,7 @@ func runReplicaLagOn(t *testing.T, url string, ops int) (Result, string) {
 	// On sqld, 240 operations took 37 s on a quiet 2-core machine, 100 s
 	// under stress-ng --cpu 3 --io 1.
 	res := runWatched(t, 8*time.Minute, func(ctx context.Context) Result {
-		return sc.Run(ctx, target, Params{Seed: 3, OutDir: out, Clients: 4, Executions: 2, Ops: ops})
+		return sc.Run(ctx, target, Params{Seed: seed, OutDir: out, Clients: 4, Executions: 2, Ops: ops})
 	})
 	t.Logf("%s: %s %s", url, res.Verdict, res.Reason)
 	return res, out
@@ -68,12 +74,26 @@ func TestReplicaLagConflictCatchesCASOnReplica(t *testing.T) {
 // TestReplicaLagConflictCatchesTornReplica: a replica that shows the rows
 // of other clients' commits before their outbox entries (lagsim's
 // torn-replica) passes every check of a read on its own; its outbox read
-// after its load shows part of a commit.
+// after its load shows part of a commit. Whether a read falls between a
+// refresh's two steps is a matter of timing, not of the seed: one run
+// caught it 4–8 times in 8 under load 3–5 (docs/DETECTION.md: 9 of 10
+// seeds at the default knobs), so the test gives it up to tornTries runs,
+// each a run of its own, and fails when none catches it, or when one
+// fails for anything else.
 func TestReplicaLagConflictCatchesTornReplica(t *testing.T) {
-	res, _ := runReplicaLagOn(t, "lagsim:"+filepath.Join(t.TempDir(), "p.db")+"?lag=50ms&mutant=torn-replica", 240)
-	if res.Verdict != reports.Fail || (res.Guarantee != "replica read" && res.Guarantee != "atomicity") || !strings.Contains(res.Reason, "outbox") {
-		t.Fatalf("verdict %s, guarantee %q: %s", res.Verdict, res.Guarantee, res.Reason)
+	const tornTries = 6
+	for try := 1; try <= tornTries; try++ {
+		res, _ := runReplicaLagOnSeed(t, "lagsim:"+filepath.Join(t.TempDir(), "p.db")+"?lag=50ms&mutant=torn-replica", 240, uint64(2+try))
+		switch {
+		case res.Verdict == reports.Pass:
+			t.Logf("run %d of %d missed the torn replica", try, tornTries)
+			continue
+		case res.Verdict != reports.Fail || (res.Guarantee != "replica read" && res.Guarantee != "atomicity") || !strings.Contains(res.Reason, "outbox"):
+			t.Fatalf("verdict %s, guarantee %q: %s", res.Verdict, res.Guarantee, res.Reason)
+		}
+		return
 	}
+	t.Fatalf("%d runs of replica-lag-conflict missed the torn replica", tornTries)
 }
 
 // TestReplicaLagConflictOnSqld runs the same scenario on real embedded

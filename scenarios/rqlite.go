@@ -109,12 +109,17 @@ func killDuringInstallScenario() Scenario {
 	return sc
 }
 
-// longReadRows is how many rows each of long-reads' reads counts: reads of
+// longReadRows is how many rows long-reads' first read counts: reads of
 // 262–1,018 ms on the loaded machine these runs were measured on
 // (docs/DETECTION.md), past the 250 ms an rqlite 9.3.14–9.4.x checkpoint
-// waits for readers, though not by much: a run whose measured reads all
-// fall short of it is NOT RUN (readsHeld).
-const longReadRows = 1_000_000
+// waits for readers, though not by much. A read shorter than longReadHold
+// doubles the rows of the reads after it (chaos.NewLongReads), so that a
+// faster machine's reads grow past the wait; a run whose measured reads
+// all fall short of it is NOT RUN (readsHeld).
+const (
+	longReadRows = 1_000_000
+	longReadHold = 2 * checkpointWait
+)
 
 // longReadsScenario holds a read open on the leader's database
 // (chaos.LongReads) while its snapshots checkpoint the log: on a process
@@ -122,11 +127,11 @@ const longReadRows = 1_000_000
 // (snapshotFlags), so that every window meets several snapshots.
 func longReadsScenario() Scenario {
 	sc := faultScenario("long-reads", "a read that holds the leader's database for up to a second (a count of "+fmt.Sprintf("%d", longReadRows)+
-		" rows at level none) runs on the leader again and again, one after another, for a few seconds at a time, under the concurrent workload "+
+		" rows at level none at first, twice as many after a read shorter than "+longReadHold.String()+") runs on the leader again and again, one after another, for a few seconds at a time, under the concurrent workload "+
 		"(a process cluster; its servers get a low snapshot threshold, "+snapshotFlags+", unless the URL sets one, so that their snapshots meet the reader): "+
 		"a server must checkpoint, snapshot and serve around a reader, never stop (rqlite#2537)",
 		func(cluster.Cluster, *workload.Config) chaos.Schedule {
-			return chaos.Schedule{Faults: []chaos.Fault{chaos.LongReads{Rows: longReadRows}}, Interval: 2 * time.Second, Duration: 5 * time.Second, Jitter: 0.3}
+			return chaos.Schedule{Faults: []chaos.Fault{chaos.NewLongReads(longReadRows, longReadHold)}, Interval: 2 * time.Second, Duration: 5 * time.Second, Jitter: 0.3}
 		})
 	sc.Run = snapshotOften(readsHeld(sc.Run))
 	return sc
