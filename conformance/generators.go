@@ -17,8 +17,11 @@ import (
 // timestamp, because the libSQL driver has returned such TEXT as time.Time.
 // Two differ only in case: ids are compared exactly, so E1 is another
 // execution than e1, and a store whose tables key executions without case
-// (COLLATE NOCASE, MySQL's default collation) must show it.
-var executionIDs = []string{"2024-01-02 03:04:05", "e1", "e2", "E1"}
+// (COLLATE NOCASE, MySQL's default collation) must show it. One extends
+// another (e10 sorts right after e1): a list_executions cursor that skips
+// what extends the last id listed (a keyset page from last + "\xff") must
+// show it.
+var executionIDs = []string{"2024-01-02 03:04:05", "e1", "e10", "E1"}
 
 // missingID is never written.
 const missingID = "e-missing"
@@ -27,7 +30,7 @@ const missingID = "e-missing"
 // execution to another definition.
 func definitionFor(id string) string {
 	switch id {
-	case "e2":
+	case "e10":
 		return "def-b"
 	case "2024-01-02 03:04:05":
 		return "2024-06-01T00:00:00Z" // a definition id that looks like a time, too

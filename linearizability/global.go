@@ -76,6 +76,10 @@ type globalChecker struct {
 	// taken holds the winners that surely took effect before they
 	// returned, and when (takenBy).
 	taken map[*Operation]int64
+	// below is, per execution and version v, the latest call of an
+	// operation of the primary that found the execution at v or lower
+	// (belowVersions, notTakenAt).
+	below map[string][]belowAt
 	// carrierList is carriers' result, once made; carrierAt carrier's
 	// index, once made.
 	carrierList map[procKey][]*Operation

@@ -112,9 +112,85 @@ func (g *globalChecker) observations() map[string][]shownAt {
 	return out
 }
 
-// observe fills g.shownAt and g.taken, which the checks after it read.
+// belowAt is an operation of the primary that found its execution at
+// version v or lower (a commit that won v, or lost to a row at v or lower or
+// to no row; a load or load_for_event that returned v or lower, or no row)
+// and when it was called: the winners of later versions took effect after
+// that call, when the operation was linearized at the latest.
+type belowAt struct {
+	at int64
+	by *Operation
+}
+
+// belowVersions returns, per execution, for each version v, the latest
+// call of an operation of the primary that found the execution at v or
+// lower. A replica's reads do not count: they may be stale. A stale load of
+// the primary is not linearizable, which porcupine reports before any
+// finding of these checks.
+func (g *globalChecker) belowVersions() map[string][]belowAt {
+	out := map[string][]belowAt{}
+	note := func(op *Operation, v int64) {
+		if v < 0 || v > 1<<20 || op.Replica != "" {
+			return
+		}
+		s := out[op.Execution]
+		for int64(len(s)) <= v {
+			s = append(s, belowAt{at: -1})
+		}
+		if op.Call > s[v].at {
+			s[v] = belowAt{op.Call, op}
+		}
+		out[op.Execution] = s
+	}
+	for i := range g.h.Ops {
+		op := &g.h.Ops[i]
+		switch out := &op.Output; {
+		case (op.Kind == KindLoad || op.Kind == KindLoadForEvent) && out.Outcome == OutcomeOK && out.Exists:
+			note(op, out.Version)
+		case (op.Kind == KindLoad || op.Kind == KindLoadForEvent) && out.Outcome == OutcomeOK:
+			note(op, 0)
+		case !op.Kind.IsCommit():
+		case out.Outcome == OutcomeOK:
+			note(op, op.Input.Expected+1)
+		case out.Outcome == OutcomeConflict && out.Found != nil:
+			note(op, *out.Found)
+		case out.Outcome == OutcomeConflict:
+			note(op, 0)
+		}
+	}
+	for exec, s := range out {
+		for v := 1; v < len(s); v++ {
+			if s[v-1].at > s[v].at {
+				s[v] = s[v-1]
+			}
+		}
+		out[exec] = s
+	}
+	return out
+}
+
+// notTakenAt is a time at which the winner op surely had not taken effect
+// yet: its call, or the later call of an operation that found its execution
+// below op's version (op had not taken effect when that operation was
+// linearized, after its call), and that operation (nil for op's call).
+func (g *globalChecker) notTakenAt(op *Operation) (int64, *Operation) {
+	v, ok := g.winner[op]
+	s := g.below[op.Execution]
+	if !ok || v < 1 || len(s) == 0 {
+		return op.Call, nil
+	}
+	b := s[min(v-1, int64(len(s)-1))]
+	if b.by == nil || b.at <= op.Call {
+		return op.Call, nil
+	}
+	return b.at, b.by
+}
+
+// observe fills g.shownAt, g.taken and g.below, which the checks after it
+// read.
 func (g *globalChecker) observe() {
 	g.shownAt = g.observations()
+	g.below = g.belowVersions()
 	g.taken = map[*Operation]int64{}
 	for _, exec := range g.execs {
 		seen, shown := g.seen[exec], g.shownAt[exec]

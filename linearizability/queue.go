@@ -132,6 +132,7 @@ func (g *globalChecker) queue(ctx context.Context, spec queueSpec) error {
 	g.queuePresence(q)
 	g.queueOrder(q)
 	g.queueRealTime(q)
+	g.queueReadOrder(q)
 	if len(q.replica) > 0 {
 		g.rep.Notes = append(g.rep.Notes, fmt.Sprintf("%d %s reads served by replicas were checked for what they show (committed entries, in order, each at one seq), and for what they miss only against their own replica's reads and writes (they may be stale; prefix.go)", len(q.replica), spec.table))
 	}

@@ -178,6 +178,31 @@ var demos = map[string]demo{
 		}
 		return "", nil
 	},
+	"page-prefix-skip": func(ctx context.Context, s model.Store) (string, error) {
+		for _, id := range []string{"e1", "e10", "e2"} {
+			if err := s.Save(ctx, &model.Execution{ID: id}); err != nil {
+				return "", err
+			}
+		}
+		var ids []string
+		f := model.ListFilter{Limit: 1}
+		for range 5 {
+			page, err := s.ListExecutions(ctx, f)
+			if err != nil {
+				return "", err
+			}
+			for _, it := range page.Items {
+				ids = append(ids, it.ID)
+			}
+			if f.Cursor = page.Next; f.Cursor == "" {
+				break
+			}
+		}
+		if fmt.Sprint(ids) != "[e1 e10 e2]" {
+			return fmt.Sprintf("paging by 1 listed %v", ids), nil
+		}
+		return "", nil
+	},
 	"version-not-restored": func(ctx context.Context, s model.Store) (string, error) {
 		if err := s.Save(ctx, &model.Execution{ID: "a"}); err != nil {
 			return "", err

@@ -124,6 +124,11 @@ func Catalogue() []Mutant {
 			wrap:   wrapPageSkip,
 		},
 		{
+			Name:   "page-prefix-skip",
+			Breaks: "list_executions pages through every row: its cursor is the last id listed and the next page starts at that id followed by the byte 0xff, meant as the smallest string above it, which is above every id that extends it too, so after a page that ends at e1 the row e10 is never listed.",
+			wrap:   wrapPagePrefixSkip,
+		},
+		{
 			Name:   "version-not-restored",
 			Breaks: "on a StoreConflict the caller's exe.version stays old: this store bumps it before the write and forgets to undo the bump when the CAS loses.",
 			wrap:   wrapVersionNotRestored,

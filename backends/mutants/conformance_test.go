@@ -24,6 +24,8 @@ func TestConformanceCatches(t *testing.T) {
 		// the execution id pool holds e1 and E1, the timer paths a and A
 		"execution-id-nocase": "store differs from the reference model",
 		"timer-path-nocase":   "store differs from the reference model",
+		// the execution id pool holds e10, which extends e1
+		"page-prefix-skip": "store differs from the reference model",
 	} {
 		t.Run(name, func(t *testing.T) {
 			open := func(ctx context.Context, cfg model.Config) (model.Store, error) {
