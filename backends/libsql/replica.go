@@ -58,7 +58,7 @@ type ReplicaCluster struct {
 // replicaMember is one client's replica store and link.
 type replicaMember struct {
 	store *replica.Store
-	local boundedStore   // the embedded replica's own store
+	path  string         // the embedded replica's file
 	proxy *sqld.Proxy    // nil when the primary is not plain http
 	drop  *sqld.DropRule // nil without a proxy
 }
@@ -226,7 +226,7 @@ func (c *ReplicaCluster) newReplicaAt(ctx context.Context, name string, stream u
 		return nil, errors.Join(c.scrub(err), local.Close())
 	}
 	closers = nil // the store owns them now
-	m.store, m.local = st, local
+	m.store, m.path = st, path
 	c.members[name] = m
 	return st, nil
 }

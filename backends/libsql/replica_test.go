@@ -240,3 +240,42 @@ func TestFrozenPrimaryDoesNotHoldTheCaller(t *testing.T) {
 		t.Errorf("close after abandoned calls: %v", err)
 	}
 }
+
+// TestLocalDumpReadsTheReplicasOwnFile: the heal's convergence check
+// compares what a replica's own file holds with the primary. On an
+// embedded-replica connection a BEGIN is delegated to the primary and so
+// is every read after it, so a dump in a transaction there would read the
+// primary's tables (and fail whenever the delegated connection is stuck on
+// the primary): LocalDump must show the replica's own, stale, state until
+// it syncs.
+func TestLocalDumpReadsTheReplicasOwnFile(t *testing.T) {
+	ctx := context.Background()
+	c := clusterOnSqld(t)
+	r0, err := c.NewReplica(ctx, "r0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r0.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Primary().Commit(ctx, &model.Execution{ID: "e", DefinitionID: "d", Status: "running"}, model.Batch{}); err != nil {
+		t.Fatal(err)
+	}
+	before, err := c.LocalDump(ctx, "r0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before.Executions) != 0 {
+		t.Fatalf("LocalDump before r0 synced shows %d executions, the primary's: it read the primary, not r0's file", len(before.Executions))
+	}
+	if err := r0.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, err := c.LocalDump(ctx, "r0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Executions) != 1 {
+		t.Fatalf("LocalDump after r0 synced shows %d executions, want the primary's 1", len(after.Executions))
+	}
+}

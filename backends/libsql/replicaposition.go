@@ -4,13 +4,16 @@ package libsql
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -73,12 +76,30 @@ func (c *ReplicaCluster) PrimaryPosition(ctx context.Context) (int64, error) {
 	return strconv.ParseInt(*out.Results[0].Response.Result.ReplicationIndex, 10, 64)
 }
 
-// LocalDump reads replica name's six tables from its own file (plain
-// reads on an embedded replica are served locally).
+// LocalDump reads replica name's six tables from its own file, in one read
+// transaction on a read-only connection of go-libsql's local driver. Not
+// on the embedded replica's connection: there a BEGIN, and every read
+// after it, is delegated to the primary (docs/REPLICAS.md), so a dump
+// would read the primary's tables, compare them with themselves, and fail
+// whenever that connection's transaction on the primary is stuck.
 func (c *ReplicaCluster) LocalDump(ctx context.Context, name string) (*model.Dump, error) {
 	m, err := c.member(name)
 	if err != nil {
 		return nil, err
 	}
-	return m.local.Dump(ctx)
+	return localDump(ctx, m.path, c.cfg, ReplicaScheme+" replica "+name+" (its own file)")
+}
+
+// localDump dumps the replica file at path without writing to it.
+func localDump(ctx context.Context, path string, cfg model.Config, name string) (_ *model.Dump, err error) {
+	db, err := sql.Open("libsql", "file:"+path+"?mode=ro")
+	if err != nil {
+		return nil, fmt.Errorf("%s: open read-only: %w", name, err)
+	}
+	st, err := sqlstore.New(ctx, db, cfg, sqlstore.Options{Name: name, SkipSchema: true})
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	return st.Dump(ctx)
 }

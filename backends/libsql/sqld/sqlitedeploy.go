@@ -133,6 +133,15 @@ func Version(ctx context.Context, bin string) (string, error) {
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, "--version").Output()
 	if err != nil {
+		// What the binary said on stderr is the reason it cannot run (a
+		// loader's "version `GLIBC_2.39' not found", a panic): the NOT RUN
+		// reason must carry it, not just the exit status.
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			if first, _, _ := strings.Cut(strings.TrimSpace(string(exit.Stderr)), "\n"); first != "" {
+				return "", fmt.Errorf("%s --version: %w: %s", bin, err, first)
+			}
+		}
 		return "", fmt.Errorf("%s --version: %w", bin, err)
 	}
 	v := strings.TrimSpace(lastLine(string(out)))
