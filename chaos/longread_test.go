@@ -32,8 +32,14 @@ func (f *readingFake) LongRead(ctx context.Context, id string, rows int) (time.D
 	if f.fail != nil {
 		return 0, f.fail
 	}
+	return readFor(ctx, f.hold)
+}
+
+// readFor is a fake long read: it holds until d passes or ctx ends, and
+// returns how long it held.
+func readFor(ctx context.Context, d time.Duration) (time.Duration, error) {
 	start := time.Now()
-	t := time.NewTimer(f.hold)
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
@@ -210,13 +216,5 @@ func (f *scalingFake) LongRead(ctx context.Context, _ string, rows int) (time.Du
 	f.mu.Lock()
 	f.rows = append(f.rows, rows)
 	f.mu.Unlock()
-	start := time.Now()
-	t := time.NewTimer(time.Duration(rows) * f.perRow)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return time.Since(start), ctx.Err()
-	case <-t.C:
-		return time.Since(start), nil
-	}
+	return readFor(ctx, time.Duration(rows)*f.perRow)
 }
