@@ -10,14 +10,14 @@ import (
 )
 
 // twoExecutionsHistory records, through the reference, a commit on e1 (a,
-// two emits and a spawn) that returns before a commit on e2 (b, one emit
-// and a spawn) is called, then the heal reads: the reference numbers a's
-// entries 1, 2 and b's 3 (spawns a 1, b 2).
-func twoExecutionsHistory(t *testing.T) History {
+// two emits and a spawn), then a commit on e2 (b, one emit and a spawn),
+// then whatever between does with a third client, then the heal reads: the
+// reference numbers a's entries 1, 2 and b's 3 (spawns a 1, b 2).
+func twoExecutionsHistory(t *testing.T, between func(ctx context.Context, c *Client) error) History {
 	t.Helper()
 	ctx := context.Background()
 	rec := NewRecorder(model.NewReference(model.DefaultConfig()))
-	c1, c2 := rec.Client(), rec.Client()
+	c1, c2, c3 := rec.Client(), rec.Client(), rec.Client()
 	batch := func(tok string, emits int) model.Batch {
 		b := model.Batch{Spawns: []model.Spawn{{ChildID: tok + "/s0", RootPath: "r"}}}
 		for i := range emits {
@@ -31,10 +31,49 @@ func twoExecutionsHistory(t *testing.T) History {
 	if err := c2.Commit(ctx, witnessed("e2", "b", "", 0), batch("b", 1)); err != nil {
 		t.Fatal(err)
 	}
+	if between != nil {
+		if err := between(ctx, c3); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := Heal(ctx, rec.HealClient(), rec.History()); err != nil {
 		t.Fatal(err)
 	}
 	return rec.History()
+}
+
+// queueCase is a change to a legal history and the guarantee it breaks
+// (nil: it stays legal).
+type queueCase struct {
+	name   string
+	mutate func(h *History)
+	want   error
+}
+
+// checkQueueCases checks that base is legal, then each case's change to a
+// copy of it.
+func checkQueueCases(t *testing.T, base History, cases []queueCase) {
+	t.Helper()
+	if rep, err := Check(context.Background(), base, Options{}); err != nil || rep.Verdict != Ok {
+		t.Fatalf("base history: %v %v", err, rep.Err)
+	}
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			h := History{Meta: base.Meta, Ops: slices.Clone(base.Ops)}
+			tt.mutate(&h)
+			rep, err := Check(context.Background(), h, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tt.want == nil && rep.Verdict != Ok:
+				t.Fatalf("verdict %s, want Ok: %v", rep.Verdict, rep.Err)
+			case tt.want != nil && (rep.Verdict != Illegal || !errors.Is(rep.Err, tt.want)):
+				t.Fatalf("verdict %s, want Illegal naming %q; got %v", rep.Verdict, tt.want, rep.Err)
+			}
+			t.Log(rep.Err)
+		})
+	}
 }
 
 // renumber gives b's entries the lowest seqs and a's the ones after, as a
@@ -54,15 +93,7 @@ func renumber(t *testing.T, h *History) {
 // either order; an indeterminate commit nothing showed before may have
 // taken effect at any time.
 func TestQueueFollowsRealTimeAcrossExecutions(t *testing.T) {
-	base := twoExecutionsHistory(t)
-	if rep, err := Check(context.Background(), base, Options{}); err != nil || rep.Verdict != Ok {
-		t.Fatalf("base history: %v %v", err, rep.Err)
-	}
-	tests := []struct {
-		name   string
-		mutate func(h *History)
-		want   error // nil: the history is legal
-	}{
+	checkQueueCases(t, twoExecutionsHistory(t, nil), []queueCase{
 		{"later commit's entries listed first", func(h *History) { renumber(t, h) }, ErrDeliveryOrder},
 		{"later commit's spawn listed first", func(h *History) {
 			s := healOp(t, h, KindPendingSpawns, "")
@@ -78,55 +109,7 @@ func TestQueueFollowsRealTimeAcrossExecutions(t *testing.T) {
 			a := commitOp(t, h, "a")
 			a.Output = Output{Outcome: OutcomeIndeterminate, Error: "timeout"}
 		}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := History{Meta: base.Meta, Ops: slices.Clone(base.Ops)}
-			tt.mutate(&h)
-			rep, err := Check(context.Background(), h, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case tt.want == nil && rep.Verdict != Ok:
-				t.Fatalf("verdict %s, want Ok: %v", rep.Verdict, rep.Err)
-			case tt.want != nil && (rep.Verdict != Illegal || !errors.Is(rep.Err, tt.want)):
-				t.Fatalf("verdict %s, want Illegal naming %q; got %v", rep.Verdict, tt.want, rep.Err)
-			}
-			t.Log(rep.Err)
-		})
-	}
-}
-
-// loadBetweenHistory records a commit on e1 (a: two emits and a spawn), a
-// commit on e2 (b: one emit and a spawn), then a load of e1 by a third
-// client, then the heal reads: the reference numbers a's entries 1, 2 and
-// b's 3 (spawns a 1, b 2), and the load shows a's version.
-func loadBetweenHistory(t *testing.T) History {
-	t.Helper()
-	ctx := context.Background()
-	rec := NewRecorder(model.NewReference(model.DefaultConfig()))
-	c1, c2, c3 := rec.Client(), rec.Client(), rec.Client()
-	batch := func(tok string, emits int) model.Batch {
-		b := model.Batch{Spawns: []model.Spawn{{ChildID: tok + "/s0", RootPath: "r"}}}
-		for i := range emits {
-			b.Emits = append(b.Emits, model.Emit{Event: model.Event{ID: tok + "/e" + itoa(int64(i)), Name: "n"}})
-		}
-		return b
-	}
-	if err := c1.Commit(ctx, witnessed("e1", "a", "", 0), batch("a", 2)); err != nil {
-		t.Fatal(err)
-	}
-	if err := c2.Commit(ctx, witnessed("e2", "b", "", 0), batch("b", 1)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c3.Load(ctx, "e1"); err != nil {
-		t.Fatal(err)
-	}
-	if err := Heal(ctx, rec.HealClient(), rec.History()); err != nil {
-		t.Fatal(err)
-	}
-	return rec.History()
+	})
 }
 
 // TestQueueFollowsTheLoads: a load of e1 called after b returned that finds
@@ -135,10 +118,12 @@ func loadBetweenHistory(t *testing.T) History {
 // its seqs before the commit's transaction). A load that overlaps b tells
 // nothing.
 func TestQueueFollowsTheLoads(t *testing.T) {
-	base := loadBetweenHistory(t)
-	if rep, err := Check(context.Background(), base, Options{}); err != nil || rep.Verdict != Ok {
-		t.Fatalf("base history: %v %v", err, rep.Err)
-	}
+	// Between b and the heal a third client loads e1 (and sees a's
+	// version).
+	base := twoExecutionsHistory(t, func(ctx context.Context, c *Client) error {
+		_, err := c.Load(ctx, "e1")
+		return err
+	})
 	// a is called first and returns after the load, which finds no e1.
 	overlap := func(h *History) *Operation {
 		a, l := commitOp(t, h, "a"), readOp(t, h, KindLoad)
@@ -146,69 +131,14 @@ func TestQueueFollowsTheLoads(t *testing.T) {
 		l.Output.Exists, l.Output.Version, l.Output.Data = false, 0, ""
 		return l
 	}
-	tests := []struct {
-		name   string
-		mutate func(h *History)
-		want   error // nil: the history is legal
-	}{
+	checkQueueCases(t, base, []queueCase{
 		{"a load after b returned finds a not taken effect", func(h *History) { overlap(h) }, ErrDeliveryOrder},
 		{"the load overlaps b", func(h *History) {
 			l := overlap(h)
 			b := commitOp(t, h, "b")
 			b.Return = l.Call + 1
 		}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := History{Meta: base.Meta, Ops: slices.Clone(base.Ops)}
-			tt.mutate(&h)
-			rep, err := Check(context.Background(), h, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case tt.want == nil && rep.Verdict != Ok:
-				t.Fatalf("verdict %s, want Ok: %v", rep.Verdict, rep.Err)
-			case tt.want != nil && (rep.Verdict != Illegal || !errors.Is(rep.Err, tt.want)):
-				t.Fatalf("verdict %s, want Illegal naming %q; got %v", rep.Verdict, tt.want, rep.Err)
-			}
-			t.Log(rep.Err)
-		})
-	}
-}
-
-// readBetweenHistory records a commit on e1 (a: two emits and a spawn), a
-// commit on e2 (b: one emit and a spawn), then a read of each queue by a
-// third client, then the heal reads: the reference numbers a's entries 1,
-// 2 and b's 3 (spawns a 1, b 2), and the reads list them all.
-func readBetweenHistory(t *testing.T) History {
-	t.Helper()
-	ctx := context.Background()
-	rec := NewRecorder(model.NewReference(model.DefaultConfig()))
-	c1, c2, c3 := rec.Client(), rec.Client(), rec.Client()
-	batch := func(tok string, emits int) model.Batch {
-		b := model.Batch{Spawns: []model.Spawn{{ChildID: tok + "/s0", RootPath: "r"}}}
-		for i := range emits {
-			b.Emits = append(b.Emits, model.Emit{Event: model.Event{ID: tok + "/e" + itoa(int64(i)), Name: "n"}})
-		}
-		return b
-	}
-	if err := c1.Commit(ctx, witnessed("e1", "a", "", 0), batch("a", 2)); err != nil {
-		t.Fatal(err)
-	}
-	if err := c2.Commit(ctx, witnessed("e2", "b", "", 0), batch("b", 1)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c3.PendingOutbox(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c3.PendingSpawns(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := Heal(ctx, rec.HealClient(), rec.History()); err != nil {
-		t.Fatal(err)
-	}
-	return rec.History()
+	})
 }
 
 // readOp returns the first read of kind that is not a heal read.
@@ -233,10 +163,15 @@ func readOp(t *testing.T, h *History, kind Kind) *Operation {
 // entries numbered after b's, or a's seq acknowledged before the read, is
 // legal.
 func TestQueueFollowsTheReads(t *testing.T) {
-	base := readBetweenHistory(t)
-	if rep, err := Check(context.Background(), base, Options{}); err != nil || rep.Verdict != Ok {
-		t.Fatalf("base history: %v %v", err, rep.Err)
-	}
+	// Between b and the heal a third client reads each queue (and lists
+	// every entry).
+	base := twoExecutionsHistory(t, func(ctx context.Context, c *Client) error {
+		if _, err := c.PendingOutbox(ctx); err != nil {
+			return err
+		}
+		_, err := c.PendingSpawns(ctx)
+		return err
+	})
 	// a is called first and returns after both reads: it overlaps b and
 	// the reads, which list b's entries only.
 	overlap := func(h *History) {
@@ -245,11 +180,7 @@ func TestQueueFollowsTheReads(t *testing.T) {
 		o.Output.Outbox = []OutboxItem{{Seq: 3, EventID: "b/e0"}}
 		s.Output.Spawns = []SpawnItem{{Seq: 2, Parent: "e2", Child: "b/s0"}}
 	}
-	tests := []struct {
-		name   string
-		mutate func(h *History)
-		want   error // nil: the history is legal
-	}{
+	checkQueueCases(t, base, []queueCase{
 		{"a read lists a later seq before the earlier one exists", overlap, ErrDeliveryOrder},
 		{"the spawn queue alike", func(h *History) {
 			overlap(h)
@@ -262,6 +193,19 @@ func TestQueueFollowsTheReads(t *testing.T) {
 			readOp(t, h, KindPendingOutbox).Output.Outbox = nil
 			readOp(t, h, KindPendingSpawns).Output.Spawns = nil
 		}, nil},
+		{"a's seqs acknowledged before the reads (no-ops: a had not taken effect)", func(h *History) {
+			overlap(h)
+			o := readOp(t, h, KindPendingOutbox)
+			at := o.Call - 10
+			for _, ack := range []struct {
+				kind Kind
+				seq  int64
+			}{{KindAckOutbox, 1}, {KindAckOutbox, 2}, {KindAckSpawn, 1}} {
+				h.Ops = append(h.Ops, Operation{Client: 99, Kind: ack.kind, Input: Input{Seq: ack.seq},
+					Output: Output{Outcome: OutcomeOK}, Call: at, Return: at + 1})
+				at += 2
+			}
+		}, nil},
 		{"a's entries numbered after b's", func(h *History) {
 			overlap(h)
 			o := healOp(t, h, KindPendingOutbox, "")
@@ -269,22 +213,5 @@ func TestQueueFollowsTheReads(t *testing.T) {
 			s := healOp(t, h, KindPendingSpawns, "")
 			s.Output.Spawns = []SpawnItem{{Seq: 2, Parent: "e2", Child: "b/s0"}, {Seq: 3, Parent: "e1", Child: "a/s0"}}
 		}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := History{Meta: base.Meta, Ops: slices.Clone(base.Ops)}
-			tt.mutate(&h)
-			rep, err := Check(context.Background(), h, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			switch {
-			case tt.want == nil && rep.Verdict != Ok:
-				t.Fatalf("verdict %s, want Ok: %v", rep.Verdict, rep.Err)
-			case tt.want != nil && (rep.Verdict != Illegal || !errors.Is(rep.Err, tt.want)):
-				t.Fatalf("verdict %s, want Illegal naming %q; got %v", rep.Verdict, tt.want, rep.Err)
-			}
-			t.Log(rep.Err)
-		})
-	}
+	})
 }
