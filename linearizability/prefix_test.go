@@ -69,11 +69,7 @@ func (h *replicaHistory) processed(r string, n int, says bool, call, ret int64) 
 // same replica showed before (of any table), and with read-your-writes
 // never less than its own writes. Stale is allowed, torn is not.
 func TestReplicaReadsArePrefixStates(t *testing.T) {
-	cases := []struct {
-		name  string
-		build func(h *replicaHistory)
-		want  error // nil: Ok
-	}{
+	checkReplicaCases(t, sideHistory, []replicaCase{
 		{"stale side reads are allowed", func(h *replicaHistory) {
 			h.outbox("r2", false, 100, 110, 1)
 			h.timers("r2", false, 10, 112, 114, 1)
@@ -135,14 +131,7 @@ func TestReplicaReadsArePrefixStates(t *testing.T) {
 			h.load("r2", false, false, 2, "t2", 100, 110)
 			h.outbox("r3", false, 120, 130, 1)
 		}, nil},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			h := sideHistory()
-			c.build(h)
-			wantReplicaVerdict(t, h, c.want)
-		})
-	}
+	})
 }
 
 // TestLowestCarrierCounts: two winners may carry one event (a commit

@@ -75,13 +75,30 @@ func wantReplicaVerdict(t *testing.T, h *replicaHistory, want error) {
 	}
 }
 
+// replicaCase is what a test adds to a replica history, and the
+// guarantee that breaks (nil: the history stays Ok).
+type replicaCase struct {
+	name  string
+	build func(h *replicaHistory)
+	want  error
+}
+
+// checkReplicaCases checks each case's additions to a fresh history from
+// start.
+func checkReplicaCases(t *testing.T, start func() *replicaHistory, cases []replicaCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := start()
+			c.build(h)
+			wantReplicaVerdict(t, h, c.want)
+		})
+	}
+}
+
 func TestReplicaRules(t *testing.T) {
 	two := int64(2)
-	cases := []struct {
-		name  string
-		build func(h *replicaHistory)
-		want  error // nil: Ok
-	}{
+	checkReplicaCases(t, base, []replicaCase{
 		{"a stale read is allowed", func(h *replicaHistory) {
 			h.load("r0", true, false, 1, "t1", 100, 110) // v2 acknowledged at 40
 		}, nil},
@@ -125,14 +142,7 @@ func TestReplicaRules(t *testing.T) {
 			h.commit("r1", true, "t4", "t2", 2, 55, 65, OutcomeOK, nil)
 			h.ops[2].Output.Version, h.ops[2].Output.Data = 3, data("t4")
 		}, ErrLostUpdate},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			h := base()
-			c.build(h)
-			wantReplicaVerdict(t, h, c.want)
-		})
-	}
+	})
 }
 
 // TestStrictReadsUnchanged: the same stale load from no replica is a
