@@ -31,7 +31,7 @@ func TestCompareSummaries(t *testing.T) {
 	}}
 	d := CompareSummaries(base, next, "/b", "/n", DefaultDiffOptions())
 	got := markdownOf(t, d)
-	for _, want := range []string{
+	wantRows(t, got,
 		"| ❌ | `sqlite:{dir}/sqlite.db` | concurrent | verdict | PASS | FAIL |",
 		"| ❌ | `memory:` | concurrent | throughput | 1e+03 ops/s | 300 ops/s | -70% |",
 		"| ❌ | `memory:` | concurrent | p99 latency | 10 ms | 30 ms |",
@@ -40,11 +40,7 @@ func TestCompareSummaries(t *testing.T) {
 		"| ❌ | `libsql:{dir}/libsql.db` | concurrent | verdict | PASS | absent |",
 		"| ℹ️ | `memory:` | conformance | verdict | FAIL | PASS |",
 		"6 regressions", "4 cells compared",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("missing %q", want)
-		}
-	}
+	)
 	if strings.Contains(got, "p50 latency") {
 		t.Errorf("a 10%% p50 change is under the 50%% threshold and must not show")
 	}
@@ -181,7 +177,7 @@ func TestDiffSeesWhatAGateMustNotMiss(t *testing.T) {
 	}}
 	d := CompareSummaries(base, next, "", "", DefaultDiffOptions())
 	got := markdownOf(t, d)
-	for _, want := range []string{
+	wantRows(t, got,
 		"| ❌ | `memory:` | dropped | verdict | FAIL | absent | the new summary has no such run: the failure is no longer checked |",
 		"| ❌ | `memory:` | na | verdict | FAIL | not applicable |",
 		"| ❌ | `memory:` | notrun | verdict | NOT RUN | FAIL |",
@@ -192,11 +188,7 @@ func TestDiffSeesWhatAGateMustNotMiss(t *testing.T) {
 		"| ℹ️ | `memory:` | seed | seed | 7 | 8 |",
 		"| ℹ️ | `memory:` | options | options | checks=100 steps unset | checks=1 steps=5 |",
 		"2 of the 7 cells compared ran with another seed or other options",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("missing %q", want)
-		}
-	}
+	)
 	if n := d.Regressions(); n != 7 {
 		t.Errorf("%d regressions, want 7", n)
 	}
@@ -242,18 +234,14 @@ func TestDiffOfOtherPlansComparesNoFigures(t *testing.T) {
 	base := &Summary{Runs: []Run{run("seed", Pass), run("options", Pass), run("broke", Pass)}}
 	d := CompareSummaries(base, &Summary{Runs: []Run{otherSeed, otherOptions, broke}}, "", "", DefaultDiffOptions())
 	got := markdownOf(t, d)
-	for _, want := range []string{
+	wantRows(t, got,
 		"| ❌ | `memory:` | broke | verdict | PASS | FAIL |",
 		"| ℹ️ | `memory:` | seed | throughput | 1e+03 ops/s | 300 ops/s | -70%, not comparable: another seed |",
 		"| ℹ️ | `memory:` | seed | p99 latency | 10 ms | 30 ms | +200%, not comparable: another seed |",
 		"| ℹ️ | `memory:` | seed | conflict_rate | 0.2 | 0.4 | +100%, not comparable: another seed |",
 		"| ℹ️ | `memory:` | options | throughput | 1e+03 ops/s | 300 ops/s | -70%, not comparable: other options |",
 		"3 of the 3 cells compared ran with another seed or other options",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("missing %q", want)
-		}
-	}
+	)
 	if n := d.Regressions(); n != 1 {
 		t.Errorf("%d regressions, want 1 (the verdict)", n)
 	}
@@ -263,20 +251,26 @@ func TestDiffOfOtherPlansComparesNoFigures(t *testing.T) {
 	one, two := &Parallel{Runs: 1, TimedCores: 1}, &Parallel{Runs: 2, TimedCores: 2}
 	p := CompareSummaries(&Summary{Parallel: one, Runs: []Run{run("seed", Pass)}}, &Summary{Parallel: two, Runs: []Run{same}}, "", "", DefaultDiffOptions())
 	got = markdownOf(t, p)
-	for _, want := range []string{
+	wantRows(t, got,
 		"| ℹ️ | `memory:` | seed | throughput | 1e+03 ops/s | 300 ops/s | -70%, not comparable: other runs at once |",
 		"| ❌ | `memory:` | seed | conflict_rate | 0.2 | 0.4 |",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("missing %q", want)
-		}
-	}
+	)
 	if n := p.Regressions(); n != 1 {
 		t.Errorf("%d regressions, want 1 (the conflict rate)", n)
 	}
 }
 
 // markdownOf is d as Markdown, logged.
+// wantRows fails t for each row the rendered text does not hold.
+func wantRows(t *testing.T, text string, rows ...string) {
+	t.Helper()
+	for _, row := range rows {
+		if !strings.Contains(text, row) {
+			t.Errorf("missing %q", row)
+		}
+	}
+}
+
 func markdownOf(t *testing.T, d *Diff) string {
 	t.Helper()
 	var md strings.Builder
