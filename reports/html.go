@@ -20,16 +20,28 @@ const maxPageSteps = 200
 // page is what the index.html template reads.
 type page struct {
 	*report
-	Matrix []matrixRow
+	Matrix matrixView
 	Perf   []perfRow
 	Runs   []runSection
 }
 
-// matrixRow is one backend of the verdict matrix: per scenario, its runs
+// matrixView is the verdict matrix: a row per backend and a column per
+// scenario, or, when there are more scenarios than backends (one backend's
+// qualification runs a dozen), a row per scenario and a column per backend,
+// so that the cells, which carry a failure's reason, stay wide enough to
+// read.
+type matrixView struct {
+	// ByBackend says the rows are backends (and the columns scenarios).
+	ByBackend bool
+	Columns   []string
+	Rows      []matrixRow
+}
+
+// matrixRow is one row of the verdict matrix: per column, the row's runs
 // (none when the pair was not planned).
 type matrixRow struct {
-	Backend string
-	Cells   [][]*runView
+	Label string
+	Cells [][]*runView
 }
 
 // perfRow is one run of the performance table.
@@ -105,17 +117,27 @@ func pageSteps(steps []string) []string {
 	return append(steps[:maxPageSteps:maxPageSteps], fmt.Sprintf("… %d more steps", len(steps)-maxPageSteps))
 }
 
-// matrix lays the runs out by backend (rows) and scenario (columns).
-func matrix(rep *report) []matrixRow {
-	rows := make([]matrixRow, len(rep.Backends))
-	for i, b := range rep.Backends {
-		rows[i] = matrixRow{Backend: b, Cells: make([][]*runView, len(rep.Scenarios))}
+// matrix lays the runs out by backend and scenario, the longer of the two
+// down the page (backends when there are as many of each).
+func matrix(rep *report) matrixView {
+	m := matrixView{ByBackend: len(rep.Backends) >= len(rep.Scenarios)}
+	rowsOf, colsOf := rep.Backends, rep.Scenarios
+	if !m.ByBackend {
+		rowsOf, colsOf = rep.Scenarios, rep.Backends
+	}
+	m.Columns = colsOf
+	m.Rows = make([]matrixRow, len(rowsOf))
+	for i, label := range rowsOf {
+		m.Rows[i] = matrixRow{Label: label, Cells: make([][]*runView, len(colsOf))}
 	}
 	for _, v := range rep.Runs {
 		i, j := indexOf(rep.Backends, v.Backend), indexOf(rep.Scenarios, v.Scenario)
-		rows[i].Cells[j] = append(rows[i].Cells[j], v)
+		if !m.ByBackend {
+			i, j = j, i
+		}
+		m.Rows[i].Cells[j] = append(m.Rows[i].Cells[j], v)
 	}
-	return rows
+	return m
 }
 
 func indexOf(list []string, s string) int { return slices.Index(list, s) }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -405,5 +406,84 @@ func TestRedactKeepsWhatIsNotSecret(t *testing.T) {
 		if got := Redact(in); got != want {
 			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestMatrixPutsTheLongerSideDownThePage: one backend's qualification runs
+// a dozen scenarios; as columns they left each cell a few words wide, a
+// failure's reason a column of fragments. The longer side goes down the
+// page, and every run lands in the cell of its own backend and scenario.
+func TestMatrixPutsTheLongerSideDownThePage(t *testing.T) {
+	run := func(backend, scenario string) *runView {
+		return &runView{Run: Run{Backend: backend, Scenario: scenario}}
+	}
+	cases := []struct {
+		name                string
+		backends, scenarios []string
+		byBackend           bool
+	}{
+		{"one backend, three scenarios", []string{"b1"}, []string{"s1", "s2", "s3"}, false},
+		{"three backends, two scenarios", []string{"b1", "b2", "b3"}, []string{"s1", "s2"}, true},
+		{"as many of each", []string{"b1", "b2"}, []string{"s1", "s2"}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			rep := &report{Backends: c.backends, Scenarios: c.scenarios}
+			for _, b := range c.backends {
+				for _, s := range c.scenarios {
+					rep.Runs = append(rep.Runs, run(b, s))
+				}
+			}
+			m := matrix(rep)
+			if m.ByBackend != c.byBackend {
+				t.Fatalf("rows are backends: %v, want %v", m.ByBackend, c.byBackend)
+			}
+			rows, cols := c.backends, c.scenarios
+			if !c.byBackend {
+				rows, cols = c.scenarios, c.backends
+			}
+			if !slices.Equal(m.Columns, cols) || len(m.Rows) != len(rows) {
+				t.Fatalf("columns %v and %d rows, want %v and %d", m.Columns, len(m.Rows), cols, len(rows))
+			}
+			for i, r := range m.Rows {
+				if r.Label != rows[i] {
+					t.Errorf("row %d is %q, want %q", i, r.Label, rows[i])
+				}
+				for j, cell := range r.Cells {
+					b, s := r.Label, cols[j]
+					if !c.byBackend {
+						b, s = cols[j], r.Label
+					}
+					if len(cell) != 1 || cell[0].Backend != b || cell[0].Scenario != s {
+						t.Errorf("cell %s × %s holds %v", r.Label, cols[j], cell)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestMatrixCellNamesTheKnownIssue: a FAIL a gate may accept as a known
+// upstream issue says so in its cell of the verdict matrix, not only in
+// the run's section further down, so that the red cell a release manager
+// sees first is not read as a new regression.
+func TestMatrixCellNamesTheKnownIssue(t *testing.T) {
+	known := &runView{Index: 1, Run: Run{Backend: "rqlite+process:?nodes=3", Scenario: "kill-during-install", Verdict: Fail,
+		Guarantee: "lost update", KnownIssue: "rqlite-fast-restart-unrestored-snapshot", Seed: 1, Reproduce: "y"}}
+	plain := &runView{Index: 2, Run: Run{Backend: "rqlite+process:?nodes=3", Scenario: "leader-kill", Verdict: Fail,
+		Guarantee: "lost update", Seed: 1, Reproduce: "z"}}
+	rep := &report{Backends: []string{known.Backend}, Scenarios: []string{known.Scenario, plain.Scenario}, Runs: []*runView{known, plain}}
+	page, err := renderHTML(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(page)
+	start, end := strings.Index(text, `<section id="matrix">`), strings.Index(text, `<section id="performance">`)
+	if start < 0 || end < start {
+		t.Fatal("no verdict matrix section")
+	}
+	m := text[start:end]
+	if n := strings.Count(m, "Known upstream issue: <b>rqlite-fast-restart-unrestored-snapshot</b>"); n != 1 {
+		t.Errorf("the matrix names the known issue %d times, want once (the one FAIL that shows it):\n%s", n, m)
 	}
 }
