@@ -86,8 +86,8 @@ func TestLeaseStallCatchesEveryMutant(t *testing.T) {
 		"expiry-requeues-run":     "an overdue interrupt times its run out",
 	}
 	for _, m := range runmutants.Catalogue() {
-		if m.PowerLossOnly() {
-			continue // caught by power-loss only (procfault's tests)
+		if m.PowerLossOnly() || m.ConformanceOnly() {
+			continue // caught by power-loss only (procfault's tests), or by runs-conformance only
 		}
 		t.Run(m.Name, func(t *testing.T) {
 			target := mustTarget(t, "runs+mutant:"+m.Name)

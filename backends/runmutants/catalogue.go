@@ -23,7 +23,15 @@ type Mutant struct {
 	// synchronous is the PRAGMA synchronous the store really runs with,
 	// and claims the one it reports (Synchronous); "" keeps NORMAL.
 	synchronous, claims string
+	// conformanceOnly says lease-stall does not reach the mutant's bug: a
+	// call at the exact instant a lease or an interrupt expires, or a page
+	// of list_runs, which runs-conformance draws and lease-stall does not.
+	conformanceOnly bool
 }
+
+// ConformanceOnly says only runs-conformance is expected to catch the
+// mutant: its bug is at an instant or in a listing lease-stall never makes.
+func (m Mutant) ConformanceOnly() bool { return m.conformanceOnly }
 
 // PowerLossOnly says the mutant breaks durability at power loss only: its
 // statements are the correct ones, so the run-store suites and lease-stall
@@ -122,6 +130,38 @@ func Catalogue() []Mutant {
 			Breaks: "an overdue interrupt expires, rejected, and times its run out: the expiry queues the waiting run as a decision does, so a worker resumes a run whose approval never came.",
 			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.TimeOutRun },
 				old: "SET status = 'timed_out'", new: "SET status = 'queued'"}},
+		},
+		{
+			Name:   "fence-at-expiry",
+			Breaks: "renew_lease, commit_checkpoint and finish_claim need an unexpired lease, one whose expiry is after the call's now: the fence compares `expires_at >= :now`, so at the instant its lease expires a holder still renews, checkpoints and finishes, while a sweep at that instant requeues the run.",
+			edits: []edit{
+				{field: func(s *runsqlite.Statements) *string { return &s.RenewLease }, old: "expires_at > :now", new: "expires_at >= :now"},
+				{field: func(s *runsqlite.Statements) *string { return &s.FenceCommit }, old: "expires_at > :now", new: "expires_at >= :now"},
+				{field: func(s *runsqlite.Statements) *string { return &s.FenceFinish }, old: "expires_at > :now", new: "expires_at >= :now"},
+				{field: func(s *runsqlite.Statements) *string { return &s.FenceAssert }, old: "expires_at > :now", new: "expires_at >= :now"},
+			},
+			conformanceOnly: true,
+		},
+		{
+			Name:   "requeue-strict-expiry",
+			Breaks: "requeue_expired_leases takes every running run whose lease expired at or before the sweep's now: it selects `expires_at < :now`, so a sweep at the instant a lease expires returns without its run, which the fence already refuses to its holder.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.ExpiredLeases },
+				old: "l.expires_at <= :now", new: "l.expires_at < :now"}},
+			conformanceOnly: true,
+		},
+		{
+			Name:   "expiry-times-out-any",
+			Breaks: "an overdue interrupt times its run out only if the run still waits (one queued, cancelled or failed meanwhile keeps its status): the expiry's UPDATE lost `AND status = 'waiting'`, so it times out a run a caller had already queued, and turns a cancelled or failed run into timed_out.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.TimeOutRun },
+				old: " AND status = 'waiting'", new: ""}},
+			conformanceOnly: true,
+		},
+		{
+			Name:   "list-after-conjunction",
+			Breaks: "list_runs pages in (created_at, id) order: the cursor condition is `created_at > ? AND id > ?` instead of the tuple comparison, so the page after a run leaves out the runs created at the same instant (and those created later under a smaller id).",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.ListAfter },
+				old: "(created_at, id) > (?, ?)", new: "created_at > ? AND id > ?"}},
+			conformanceOnly: true,
 		},
 		{
 			Name:        "unsynced-full",

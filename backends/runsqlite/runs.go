@@ -74,7 +74,7 @@ func (s *Store) ListRuns(ctx context.Context, f runstore.ListFilter) ([]runstore
 		if err != nil {
 			return nil, s.errorf("list_runs", err)
 		}
-		where = append(where, "(created_at, id) > (?, ?)")
+		where = append(where, s.st.ListAfter)
 		args = append(args, created, id)
 	}
 	if f.SessionID != "" {

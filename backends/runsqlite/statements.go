@@ -47,6 +47,10 @@ type Statements struct {
 	// when an interrupt makes it wait. The lease row stays, with its
 	// token: the next claim takes the token after it.
 	RequeueEndLease, InterruptEndLease string
+	// ListAfter is list_runs' cursor condition: the rows after the run
+	// whose created_at and id are its two positional arguments, in
+	// (created_at, id) order.
+	ListAfter string
 }
 
 // leaseColumns are the run_leases columns in runstore.LeaseRow order.
@@ -94,6 +98,7 @@ func SQLite() Statements {
 			WHERE id = :run AND status = 'waiting'`,
 		RequeueEndLease:   endLease,
 		InterruptEndLease: endLease,
+		ListAfter:         `(created_at, id) > (?, ?)`,
 	}
 }
 

@@ -84,7 +84,7 @@ func (m *machine) weighted() []weightedOp {
 		{"append_checkpoint", 1, m.appendCheckpoint},
 		{"create_interrupt", 2, m.createInterrupt},
 		{"decide_interrupt", 2, m.decideInterrupt},
-		{"expire_interrupts", 1, m.expireInterrupts},
+		{"expire_interrupts", 2, m.expireInterrupts},
 		{"read", 2, m.read},
 	}
 }
@@ -110,10 +110,52 @@ func (m *machine) compare(t *rapid.T, step, wantDesc string, wantErr error, gotD
 	}
 }
 
+// tick moves the clock by one of ticks or, one draw in three when a live
+// lease or a pending interrupt has a deadline ahead, to the soonest of those
+// deadlines exactly. The contract's boundaries are met at that instant only:
+// a lease whose expiry is not after now is expired (the fence refuses it, a
+// sweep at now takes it), an interrupt is overdue at its expires_at; ticks
+// of whole seconds reach them only by chance.
 func (m *machine) tick(t *rapid.T) {
+	if next, ok := m.nextDeadline(); ok && rapid.IntRange(0, 2).Draw(t, "to_deadline") == 2 {
+		d := next.Sub(m.now)
+		m.now = next
+		m.stats.Step(t, fmt.Sprintf("tick +%v (to the next deadline) -> now %s", d, stamp(m.now)))
+		return
+	}
 	d := rapid.SampledFrom(ticks).Draw(t, "tick")
 	m.now = m.now.Add(d)
 	m.stats.Step(t, fmt.Sprintf("tick +%v -> now %s", d, stamp(m.now)))
+}
+
+// nextDeadline is the soonest expiry after now of an active lease or a
+// pending interrupt in the reference.
+func (m *machine) nextDeadline() (time.Time, bool) {
+	d, err := m.ref.Dump(m.ctx)
+	if err != nil {
+		return time.Time{}, false
+	}
+	now, next := runmodel.FormatTime(m.now), ""
+	later := func(at string) {
+		if at > now && (next == "" || at < next) {
+			next = at
+		}
+	}
+	for _, l := range d.Leases {
+		if l.Active {
+			later(l.ExpiresAt)
+		}
+	}
+	for _, in := range d.Interrupts {
+		if in.DecidedAt == nil && in.ExpiresAt != nil {
+			later(*in.ExpiresAt)
+		}
+	}
+	if next == "" {
+		return time.Time{}, false
+	}
+	at, err := runmodel.ParseTime(next)
+	return at, err == nil
 }
 
 // drawRun is mostly a run the reference holds, sometimes any id of the
@@ -275,17 +317,72 @@ func (m *machine) listRuns(t *rapid.T) {
 	}
 	f.Statuses = rapid.SliceOfNDistinct(rapid.SampledFrom(runmodel.Statuses()), 0, 2, rapid.ID[runmodel.Status]).Draw(t, "statuses")
 	if rapid.IntRange(0, 2).Draw(t, "paged") == 0 {
-		f.After = m.drawRun(t)
+		f.After = m.drawCursor(t, f.TenantID)
 	}
-	want, wantErr := m.ref.ListRuns(m.ctx, f)
-	got, gotErr := m.store.ListRuns(m.ctx, f)
-	m.compare(t, fmt.Sprintf("list_runs %+v", f), describeAll(want, describeRun), wantErr, describeAll(got, describeRun), gotErr)
+	m.pageRuns(t, f)
+	if f.Limit == 0 {
+		// An unpaged listing, then every tenant's runs a page of one at a
+		// time: each run is a cursor once.
+		for _, tenant := range tenants {
+			m.pageRuns(t, runmodel.ListFilter{TenantID: tenant, Limit: 1})
+		}
+	}
+}
+
+// pageRuns lists f's page and, while a page comes back full, the page
+// after its last run, as a caller paging through a listing does: every
+// page is compared, so the cursor is exercised from every run a page ends
+// at. Bounded by the pool: at most one page per run of it, plus the last.
+func (m *machine) pageRuns(t *rapid.T, f runmodel.ListFilter) {
+	for page := 0; page <= len(runIDs); page++ {
+		want, wantErr := m.ref.ListRuns(m.ctx, f)
+		got, gotErr := m.store.ListRuns(m.ctx, f)
+		m.compare(t, fmt.Sprintf("list_runs %+v", f), describeAll(want, describeRun), wantErr, describeAll(got, describeRun), gotErr)
+		if wantErr != nil || f.Limit == 0 || len(want) < f.Limit {
+			return
+		}
+		f.After = want[len(want)-1].ID
+	}
+}
+
+// drawCursor is mostly a run of the listed tenant, so that the page after
+// it is a real page (another tenant's run is ErrNotFound), sometimes any
+// run.
+func (m *machine) drawCursor(t *rapid.T, tenant string) string {
+	runs, _ := m.ref.ListRuns(m.ctx, runmodel.ListFilter{TenantID: tenant})
+	if len(runs) > 0 && rapid.IntRange(0, 3).Draw(t, "tenant_cursor") > 0 {
+		return runs[rapid.IntRange(0, len(runs)-1).Draw(t, "cursor_index")].ID
+	}
+	return m.drawRun(t)
+}
+
+// drawMoved is the run a transition_run moves and the targets to draw from.
+// One draw in two when a run waits on a pending interrupt with a deadline,
+// it is such a run, moved out of waiting by a caller (queued, cancelled,
+// failed) before its interrupt expires: the expiry must then leave its
+// status alone. Otherwise drawRun, to any status.
+func (m *machine) drawMoved(t *rapid.T) (string, []runmodel.Status) {
+	d, _ := m.ref.Dump(m.ctx)
+	waiting := map[string]bool{}
+	for _, r := range d.Runs {
+		waiting[r.ID] = r.Status == runmodel.Waiting
+	}
+	var parked []string
+	for _, in := range d.Interrupts {
+		if in.DecidedAt == nil && in.ExpiresAt != nil && waiting[in.RunID] {
+			parked = append(parked, in.RunID)
+		}
+	}
+	if len(parked) > 0 && rapid.IntRange(0, 1).Draw(t, "parked_run") == 1 {
+		return parked[rapid.IntRange(0, len(parked)-1).Draw(t, "parked_index")], []runmodel.Status{runmodel.Queued, runmodel.Cancelled, runmodel.Failed}
+	}
+	return m.drawRun(t), runmodel.Statuses()
 }
 
 func (m *machine) transitionRun(t *rapid.T) {
-	id := m.drawRun(t)
+	id, targets := m.drawMoved(t)
 	v, kind := m.drawVersion(t, id)
-	req := runmodel.Transition{RunID: id, ExpectedVersion: v, Target: rapid.SampledFrom(runmodel.Statuses()).Draw(t, "target"), Now: m.now}
+	req := runmodel.Transition{RunID: id, ExpectedVersion: v, Target: rapid.SampledFrom(targets).Draw(t, "target"), Now: m.now}
 	if rapid.Bool().Draw(t, "new_state") {
 		req.State = drawObject(t, "state")
 	}

@@ -100,8 +100,8 @@ func TestGoroutinesCatchEveryMutant(t *testing.T) {
 		"expiry-requeues-run":     {GuaranteeExpiry},
 	}
 	for _, m := range runmutants.Catalogue() {
-		if m.PowerLossOnly() {
-			continue // caught by power-loss only (procfault's tests)
+		if m.PowerLossOnly() || m.ConformanceOnly() {
+			continue // caught by power-loss only (procfault's tests), or by runs-conformance only
 		}
 		t.Run(m.Name, func(t *testing.T) {
 			store, err := runmutants.OpenMutant(context.Background(), m, "")
