@@ -56,7 +56,7 @@ type opened struct {
 
 func (o *opened) target(t *testing.T, url string) Target {
 	tg := mustTarget(t, url)
-	tg.Opener = func(ctx context.Context, cfg model.Config) (model.Store, error) {
+	tg.Opener = func(ctx context.Context, url string, cfg model.Config) (model.Store, error) {
 		s, err := backends.Open(ctx, url, cfg)
 		if ms, ok := s.(*managed.Store); ok {
 			o.mu.Lock()
