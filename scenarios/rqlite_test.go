@@ -471,6 +471,28 @@ func TestLongReads(t *testing.T) {
 	o.assertCleanedUp(t)
 }
 
+// TestKillDuringSnapshot: a correct cluster, its servers given a low
+// snapshot threshold by the scenario, has followers SIGKILLed as they log a
+// persisted snapshot, and every one of them starts again with nothing
+// acknowledged lost (rqlite 8.16.1, whose snapshot store listed the oldest
+// snapshot, could not start a node so killed: docs/DETECTION.md).
+func TestKillDuringSnapshot(t *testing.T) {
+	var o opened
+	res, _, faults := passFaultScenario(t, &o, "kill-during-snapshot", "", 12*time.Second)
+	if !strings.Contains(res.Reason, "were given "+snapshotFlags) {
+		t.Errorf("reason %q: want it to say the servers were given %s", res.Reason, snapshotFlags)
+	}
+	if res.Metrics["persist_kills"] < 1 {
+		t.Fatalf("no follower killed on a persisted snapshot in 12 s: %v %+v", res.Metrics, faults)
+	}
+	for _, f := range faults {
+		if f.Fault != "kill-during-snapshot" || f.Error != "" {
+			t.Errorf("fault %+v: want kill-during-snapshot, healed", f)
+		}
+	}
+	o.assertCleanedUp(t)
+}
+
 // TestLeaderPause: every call goes through a follower with rqlite's
 // timeout=, the leader is paused within its lease again and again, and the
 // follower's own counters are kept: on a server that never sends a
