@@ -70,6 +70,7 @@ func rqliteScenarios() []Scenario {
 				return chaos.Schedule{Faults: []chaos.Fault{chaos.KillAfterAck{Acks: acks, Delay: 5 * time.Millisecond}}, Interval: 3 * time.Second, Duration: 4 * time.Second, Jitter: 0.3}
 			}),
 		killDuringInstallScenario(),
+		killDuringSnapshotScenario(),
 		longReadsScenario(),
 		followerReadScenario(),
 		leaderStallScenario(),
@@ -102,6 +103,31 @@ func killDuringInstallScenario() Scenario {
 		if res.Verdict == reports.Pass && res.Metrics["install_kills"] == 0 {
 			res.Verdict = reports.NotRun
 			res.Reason = "no snapshot install was interrupted in this run (the leader took no snapshot past the killed follower, or the follower caught up from the log): " +
+				"give the servers a low snapshot threshold, e.g. rqlite+process:?nodes=3&flags=" + snapshotFlags
+		}
+		return res
+	})
+	return sc
+}
+
+// killDuringSnapshotScenario kills followers as they make a snapshot final
+// (chaos.KillDuringSnapshot). Like kill-during-install it needs the nodes to
+// snapshot often (snapshotOften), and a run in which no kill landed on a
+// persisted snapshot tested nothing of what it is for: NOT RUN, never PASS.
+func killDuringSnapshotScenario() Scenario {
+	sc := faultScenario("kill-during-snapshot", "a follower is SIGKILLed the moment its live log shows it has written a snapshot's data, "+
+		"as its snapshot store makes that snapshot final (renames it, folds the previous one in, reaps the older ones), and restarted; "+
+		"again and again, under the concurrent workload "+
+		"(a process cluster; its servers get a low snapshot threshold, "+snapshotFlags+", unless the URL sets one)",
+		func(cluster.Cluster, *workload.Config) chaos.Schedule {
+			return chaos.Schedule{Faults: []chaos.Fault{chaos.KillDuringSnapshot{}}, Interval: 2 * time.Second, Duration: 3 * time.Second, Jitter: 0.3}
+		})
+	run := sc.Run
+	sc.Run = snapshotOften(func(ctx context.Context, t Target, p Params) Result {
+		res := run(ctx, t, p)
+		if res.Verdict == reports.Pass && res.Metrics["persist_kills"] == 0 {
+			res.Verdict = reports.NotRun
+			res.Reason = "no follower was killed on a persisted snapshot in this run (none logged one in time): " +
 				"give the servers a low snapshot threshold, e.g. rqlite+process:?nodes=3&flags=" + snapshotFlags
 		}
 		return res

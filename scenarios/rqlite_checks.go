@@ -528,8 +528,10 @@ func faultMetrics(m map[string]float64, res *workload.Result, events []evidence.
 	m["faults"] = float64(len(events))
 	var leader []float64
 	for _, ev := range events {
-		if n, ok := ev.Metrics["install_kills"]; ok {
-			m["install_kills"] += n
+		for _, k := range []string{"install_kills", "persist_kills"} {
+			if n, ok := ev.Metrics[k]; ok {
+				m[k] += n
+			}
 		}
 		if ms, ok := ev.Metrics["new_leader_ms"]; ok {
 			leader = append(leader, ms)

@@ -26,14 +26,16 @@ import (
 type Target struct {
 	*backends.Target
 	// Opener, when set, replaces the backend's Open: a test that watches
-	// what a scenario opens.
-	Opener conformance.Opener
+	// what a scenario opens. It is given the URL the scenario opens, which
+	// may not be the one the test gave (a scenario that gives rqlited a
+	// snapshot threshold rewrites it: snapshotOften).
+	Opener func(ctx context.Context, url string, cfg model.Config) (model.Store, error)
 }
 
 // Open opens a fresh store of the backend.
 func (t Target) Open(ctx context.Context, cfg model.Config) (model.Store, error) {
 	if t.Opener != nil {
-		return t.Opener(ctx, cfg)
+		return t.Opener(ctx, t.URL, cfg)
 	}
 	return t.Target.Open(ctx, cfg)
 }

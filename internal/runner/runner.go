@@ -576,8 +576,10 @@ func runOne(ctx context.Context, plan Plan, i int, e Entry, done []reports.Run, 
 		params.Logger = slog.New(slog.DiscardHandler)
 	}
 	if plan.Instrument != nil {
-		target.Opener = func(ctx context.Context, cfg model.Config) (model.Store, error) {
-			st, err := target.Target.Open(ctx, cfg)
+		target.Opener = func(ctx context.Context, url string, cfg model.Config) (model.Store, error) {
+			// url, not target's: a scenario may open a rewritten URL
+			// (snapshotOften gives rqlited a snapshot threshold).
+			st, err := backends.Open(ctx, url, cfg)
 			if err != nil {
 				return nil, err
 			}

@@ -25,6 +25,11 @@ const (
 	// (raft's "copied to local snapshot", logged once the bytes are in and
 	// before the state is restored from them).
 	EventInstall = "snapshot-install"
+	// EventPersist: the node has written a snapshot's data and is about to
+	// make it final (rqlite's "persisted snapshot …", logged before
+	// hashicorp/raft closes the snapshot's sink: where rqlite's snapshot
+	// store renames, folds the previous snapshot in and reaps).
+	EventPersist = "snapshot-persist"
 	// EventLeader: the node saw a leader elected ("is now Leader").
 	EventLeader = "leader"
 )
@@ -34,6 +39,7 @@ const (
 var eventLines = map[string][]string{
 	EventSnapshot: {"snapshot complete up to", "full snapshot created"},
 	EventInstall:  {"copied to local snapshot"},
+	EventPersist:  {"persisted snapshot", "persisted full snapshot", "persisted incremental snapshot"},
 	EventLeader:   {"is now Leader"},
 }
 
