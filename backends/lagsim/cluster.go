@@ -50,12 +50,9 @@ func OpenCluster(ctx context.Context, path string, cfg model.Config, opt Options
 	if err := opt.Schedule(0).Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
-	primary, err := sqlite.Open(ctx, path, cfg, sqlite.WithoutAutoCheckpoint(), sqlite.WithStoreOptions(sqlstore.Options{Name: Scheme + " primary"}))
+	primary, err := sqlite.Open(ctx, path, cfg, sqlite.WithoutAutoCheckpoint(), sqlite.WithStoreOptions(sqlstore.Options{Name: Scheme + " primary", Statements: primaryStatements()}))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
-	}
-	if err := installPosition(ctx, primary.DB()); err != nil {
-		return nil, errors.Join(fmt.Errorf("%s: %w", Scheme, err), primary.Close())
 	}
 	return &Cluster{opt: opt, cfg: cfg, path: path, primary: primary, walBound: DefaultWALBound, members: map[string]*member{}}, nil
 }

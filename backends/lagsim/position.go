@@ -2,9 +2,10 @@ package lagsim
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
+	"slices"
 
+	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -47,27 +48,13 @@ func positionSchema() []string {
 	return out
 }
 
-// installPosition gives the primary behind db its position table and
-// triggers, in one transaction.
-func installPosition(ctx context.Context, db *sql.DB) (err error) {
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("install the replication position: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback()
-		}
-	}()
-	for _, stmt := range positionSchema() {
-		if _, err := tx.ExecContext(ctx, stmt); err != nil {
-			return fmt.Errorf("install the replication position: %w", err)
-		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("install the replication position: %w", err)
-	}
-	return nil
+// primaryStatements are the primary's: the seed's, whose schema also
+// creates the position table, its row and its triggers, in the one
+// transaction that creates the six tables.
+func primaryStatements() *sqlstore.Statements {
+	st := sqlstore.SQLite()
+	st.Schema = append(slices.Clip(st.Schema), positionSchema()...)
+	return &st
 }
 
 // holder is what a member's replica holds: the position and the six tables

@@ -179,14 +179,11 @@ func primaryAndReplica(tb testing.TB) (primary *sqlstore.Store, replica *snapsho
 	tb.Helper()
 	ctx := context.Background()
 	primaryPath := filepath.Join(tb.TempDir(), "primary.db")
-	primary, err := sqlite.Open(ctx, primaryPath, model.DefaultConfig())
+	primary, err := sqlite.Open(ctx, primaryPath, model.DefaultConfig(), sqlite.WithStoreOptions(sqlstore.Options{Statements: primaryStatements()}))
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { primary.Close() })
-	if err := installPosition(ctx, primary.DB()); err != nil {
-		tb.Fatal(err)
-	}
 	if replica, err = openReplica(ctx, primaryPath, model.DefaultConfig(), "r"); err != nil {
 		tb.Fatal(err)
 	}
