@@ -2,6 +2,8 @@ package replicalag
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -95,5 +97,20 @@ func TestReopenedReplicaChecks(t *testing.T) {
 		case c.want != "" && (len(back.broken) != 1 || !strings.HasPrefix(back.broken[0], c.want)):
 			t.Errorf("%+v: want %s, got %v", c.r, c.want, back.broken)
 		}
+	}
+}
+
+// TestEachCheckShowsItsViolations: the history checker's violations, as
+// many as shown, do not hide the convergence check's (the heal's loads and
+// the convergence check both name replica convergence).
+func TestEachCheckShowsItsViolations(t *testing.T) {
+	r := &LevelResult{}
+	for i := range maxShownViolations {
+		r.Violations = append(r.Violations, fmt.Sprintf("replica convergence: after the heal, replica r%d shows e0 stale", i))
+	}
+	many := []string{"replica convergence: replica r0 is at replication position 6", "b", "c", "d", "e", "f"}
+	r.addViolations(guaranteeConvergence, many)
+	if !slices.Contains(r.Violations, many[0]) || len(r.Violations) != 2*maxShownViolations {
+		t.Errorf("violations shown: %q", r.Violations)
 	}
 }

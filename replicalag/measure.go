@@ -64,7 +64,10 @@ type LevelResult struct {
 }
 
 // addViolations records violations of a check outside the history
-// checker: the verdict becomes Illegal and the guarantee is named.
+// checker: the verdict becomes Illegal and the guarantee is named. Each
+// check shows up to maxShownViolations of its own, so that the history
+// checker's findings do not hide another check's (the heal's loads and the
+// convergence check both name replica convergence).
 func (r *LevelResult) addViolations(guarantee string, violations []string) {
 	if len(violations) == 0 {
 		return
@@ -73,14 +76,11 @@ func (r *LevelResult) addViolations(guarantee string, violations []string) {
 	if !slices.Contains(r.Guarantees, guarantee) {
 		r.Guarantees = append(r.Guarantees, guarantee)
 	}
-	for _, v := range violations {
-		if len(r.Violations) < maxShownViolations {
-			r.Violations = append(r.Violations, v)
-		}
-	}
+	r.Violations = append(r.Violations, violations[:min(len(violations), maxShownViolations)]...)
 }
 
-// maxShownViolations caps LevelResult.Violations.
+// maxShownViolations caps the violations LevelResult.Violations shows of
+// one check.
 const maxShownViolations = 5
 
 // measure counts a checked history's attempts, conflicts and staleness.

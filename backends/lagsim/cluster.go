@@ -39,7 +39,8 @@ type Cluster struct {
 // member is one client's replica and its link to the primary.
 type member struct {
 	store  *replica.Store
-	reader *sqlstore.Store // the snapshot the replica reads
+	reader *snapshot // the snapshot the replica reads; nil for a mutant of two snapshots
+	held   holder    // what the replica holds, for the convergence check (position.go)
 	cut    atomic.Bool
 }
 
@@ -49,7 +50,7 @@ func OpenCluster(ctx context.Context, path string, cfg model.Config, opt Options
 	if err := opt.Schedule(0).Check(); err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
-	primary, err := sqlite.Open(ctx, path, cfg, sqlite.WithoutAutoCheckpoint(), sqlite.WithStoreOptions(sqlstore.Options{Name: Scheme + " primary"}))
+	primary, err := sqlite.Open(ctx, path, cfg, sqlite.WithoutAutoCheckpoint(), sqlite.WithStoreOptions(sqlstore.Options{Name: Scheme + " primary", Statements: primaryStatements()}))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
@@ -76,21 +77,24 @@ func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*
 	if _, dup := c.members[name]; dup || name == "" {
 		return nil, fmt.Errorf("%s: replica name %q is empty or taken", Scheme, name)
 	}
-	if c.opt.Mutant == MutantTornReplica {
+	switch c.opt.Mutant {
+	case MutantTornReplica:
 		return c.newTornReplica(ctx, name, stream)
+	case MutantShortSync:
+		return c.newShortReplica(ctx, name, stream)
 	}
 	reader, err := openReplica(ctx, c.path, c.cfg, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
-	m := &member{reader: reader}
+	m := &member{reader: reader, held: reader}
 	primary := c.primary
 	if c.opt.Mutant == MutantCASOnReplica {
-		if primary, err = casOnReplica(ctx, c.primary, reader, c.cfg); err != nil {
+		if primary, err = casOnReplica(ctx, c.primary, reader.Store, c.cfg); err != nil {
 			return nil, errors.Join(fmt.Errorf("%s: %w", Scheme, err), reader.Close())
 		}
 	}
-	return c.addMember(ctx, name, stream, m, primary, c.write, reader, func(ctx context.Context) error { return refresh(ctx, reader.DB()) })
+	return c.addMember(ctx, name, stream, m, primary, c.write, reader, reader.refresh)
 }
 
 // newTornReplica opens a client of mutant=torn-replica (torn.go): its
@@ -103,22 +107,34 @@ func (c *Cluster) newTornReplica(ctx context.Context, name string, stream uint64
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
-	return c.addMember(ctx, name, stream, &member{}, c.primary, tornWrites(c.write, torn), torn, torn.refresh)
+	return c.addMember(ctx, name, stream, &member{held: torn}, c.primary, ownWrites(c.write, torn), torn, torn.refresh)
 }
 
-// tornWrites sends the writes of a torn replica's client through write,
+// newShortReplica opens a client of mutant=short-sync (short.go): like a
+// torn replica's, its writes that succeed make its next refresh a whole
+// one, and its two snapshots are never compacted under (wal.go).
+func (c *Cluster) newShortReplica(ctx context.Context, name string, stream uint64) (*replica.Store, error) {
+	short, err := openShort(ctx, c.path, c.cfg, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Scheme, err)
+	}
+	return c.addMember(ctx, name, stream, &member{held: short}, c.primary, ownWrites(c.write, short), short, short.refresh)
+}
+
+// ownWrites sends the writes of a mutant replica's client through write,
 // telling the replica of each that succeeded as soon as the primary has it,
 // before write counts it: a scheduled refresh that sees the count, after
 // which the client's read-your-writes sync is skipped as having nothing
 // new to see, is then a whole one, so the client always reads its own
-// writes whole. Told after write returned, such a refresh moved the side
-// tables back behind the write, and the client read its own ack undone.
-func tornWrites(write func(func() error) error, torn *tornReplica) func(func() error) error {
+// writes whole. Told after write returned, such a refresh moved a torn
+// replica's side tables back behind the write, and the client read its own
+// ack undone.
+func ownWrites(write func(func() error) error, r interface{ wrote() }) func(func() error) error {
 	return func(fn func() error) error {
 		return write(func() error {
 			err := fn()
 			if err == nil {
-				torn.wrote()
+				r.wrote()
 			}
 			return err
 		})
@@ -206,11 +222,9 @@ func (c *Cluster) Cut(name string) error { return c.setCut(name, true) }
 func (c *Cluster) Heal(name string) error { return c.setCut(name, false) }
 
 func (c *Cluster) setCut(name string, cut bool) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	m, ok := c.members[name]
-	if !ok {
-		return fmt.Errorf("%s: no replica %q", Scheme, name)
+	m, err := c.member(name)
+	if err != nil {
+		return err
 	}
 	m.cut.Store(cut)
 	return nil

@@ -9,7 +9,8 @@
 // read). Further parameters: jitter=F (each wait is D·[1−F, 1+F], default
 // 0.5), read_your_writes=BOOL (default true, as in go-libsql), seed=N (the
 // jitter's seed when the URL is opened on its own; a scenario passes its
-// run's seed), and mutant=cas-on-replica or mutant=torn-replica (see below).
+// run's seed), and mutant=cas-on-replica, mutant=torn-replica or
+// mutant=short-sync (see below).
 //
 // # The replica
 //
@@ -29,6 +30,16 @@
 // compare-and-swap is decided, as the seed says a correct store must do:
 // "read from the primary for the CAS". A client that loaded a stale version
 // gets a StoreConflict whose Found is the primary's version.
+//
+// # Replication positions
+//
+// The primary's file counts its changes: a table of the simulation's own
+// holds a counter that triggers on the six tables raise with every row
+// changed, in the changing transaction (position.go). A replica's position
+// is the counter in the snapshot it holds, read as the snapshot is taken,
+// and its tables are the snapshot's: the cluster is a replica.Positioner,
+// so the replica-lag-conflict scenario's convergence check compares each
+// replica with the primary after the heal, as on real embedded replicas.
 //
 // # Faults (simulated)
 //
@@ -50,7 +61,14 @@
 // steps with reads in between (torn.go): its executions and dedupe ledger
 // are one refresh ahead of its outbox, spawns, timers and trace, while its
 // own writes are always read back whole. Each read on its own is a
-// committed, monotonic state, so only the prefix rules of package
-// linearizability (a replica's reads of every table must be states of one
-// growing prefix of the commits) catch it.
+// committed, monotonic state, so during the traffic only the prefix rules
+// of package linearizability (a replica's reads of every table must be
+// states of one growing prefix of the commits) catch it; after the heal,
+// the convergence check finds its side tables behind the primary's.
+//
+// mutant=short-sync reports success from a sync that stops at the primary's
+// state of the replica's previous sync (short.go); its own writes it
+// reads. Its reads look like more lag; after the heal its rows and its
+// position are behind the primary's, which the heal's loads and the
+// convergence check catch.
 package lagsim

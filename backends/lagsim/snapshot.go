@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/storecheck/storecheck/backends/internal/dbfile"
 	"github.com/storecheck/storecheck/backends/internal/stmtcache"
@@ -44,18 +45,26 @@ func replicaURI(primary string) string {
 const (
 	endSnapshot   = "ROLLBACK"
 	beginSnapshot = "BEGIN"
-	// takeSnapshot is the first read of the new transaction: a deferred
-	// transaction takes its snapshot at its first read, not at BEGIN.
-	takeSnapshot = "SELECT count(*) FROM sqlite_schema"
+	// takeSnapshot is the first read of the new transaction (a deferred
+	// transaction takes its snapshot at its first read, not at BEGIN), and
+	// it reads the replication position the snapshot holds (position.go).
+	takeSnapshot = readPosition
 	// A read that the store runs in a transaction of its own (a dump) runs
 	// in a savepoint of the held one: a second BEGIN would be refused.
 	readSavepoint = "SAVEPOINT replica_read"
 	endSavepoint  = "RELEASE replica_read"
 )
 
+// snapshot is one replica connection and the replication position of the
+// snapshot it holds, read from that snapshot itself when it was taken.
+type snapshot struct {
+	*sqlstore.Store
+	pos atomic.Int64
+}
+
 // openReplica opens a replica of the primary at path, holding the primary's
-// current snapshot.
-func openReplica(ctx context.Context, path string, cfg model.Config, name string) (*sqlstore.Store, error) {
+// current snapshot. The primary must hold the position table (position.go).
+func openReplica(ctx context.Context, path string, cfg model.Config, name string) (*snapshot, error) {
 	db, err := stmtcache.OpenDB("sqlite", replicaURI(path))
 	if err != nil {
 		return nil, fmt.Errorf("open replica %s on the primary: %w", name, err)
@@ -75,12 +84,20 @@ func openReplica(ctx context.Context, path string, cfg model.Config, name string
 		db.Close()
 		return nil, fmt.Errorf("open replica %s on the primary: %w", name, err)
 	}
-	if err := refresh(ctx, db); err != nil {
+	s := &snapshot{Store: store}
+	if err := s.refresh(ctx); err != nil {
 		store.Close()
 		return nil, fmt.Errorf("replica %s: %w", name, err)
 	}
-	return store, nil
+	return s, nil
 }
+
+// position is the replication position of the snapshot held.
+func (s *snapshot) position() int64 { return s.pos.Load() }
+
+// dump reads the six tables of the snapshot held (in a savepoint of its
+// transaction: the snapshot stays).
+func (s *snapshot) dump(ctx context.Context) (*model.Dump, error) { return s.Dump(ctx) }
 
 // refresh moves the replica (its one connection) to the primary's current
 // snapshot. Once it has the connection it does not stop for ctx: the three
@@ -88,15 +105,15 @@ func openReplica(ctx context.Context, path string, cfg model.Config, name string
 // between them would leave the replica without a snapshot. If one fails
 // anyway, the replica reads the primary's latest state until the next
 // refresh succeeds: fresher than it should be, never older, and each read
-// still one snapshot.
-func refresh(ctx context.Context, replica *sql.DB) error {
-	conn, err := replica.Conn(ctx)
+// still one snapshot; its position stays the last one taken.
+func (s *snapshot) refresh(ctx context.Context) error {
+	conn, err := s.DB().Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("refresh: get the replica's connection: %w", err)
 	}
 	defer conn.Close()
 	release(ctx, conn)
-	return hold(ctx, conn)
+	return s.hold(ctx, conn)
 }
 
 // release ends the snapshot a replica's connection holds, if any.
@@ -106,15 +123,16 @@ func release(ctx context.Context, conn *sql.Conn) {
 }
 
 // hold makes a replica's connection, holding no snapshot, take the
-// primary's current one.
-func hold(ctx context.Context, conn *sql.Conn) error {
+// primary's current one, and keeps the position it holds.
+func (s *snapshot) hold(ctx context.Context, conn *sql.Conn) error {
 	ctx = context.WithoutCancel(ctx)
 	if _, err := conn.ExecContext(ctx, beginSnapshot); err != nil {
 		return fmt.Errorf("refresh: begin the replica's snapshot: %w", err)
 	}
-	var tables int
-	if err := conn.QueryRowContext(ctx, takeSnapshot).Scan(&tables); err != nil {
-		return fmt.Errorf("refresh: take the primary's snapshot: %w", err)
+	var pos int64
+	if err := conn.QueryRowContext(ctx, takeSnapshot).Scan(&pos); err != nil {
+		return fmt.Errorf("refresh: take the primary's snapshot and its replication position: %w", err)
 	}
+	s.pos.Store(pos)
 	return nil
 }

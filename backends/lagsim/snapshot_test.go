@@ -24,7 +24,7 @@ func TestReplicaHoldsItsSnapshot(t *testing.T) {
 	ctx := context.Background()
 	primary, replica := primaryAndReplica(t)
 	commitOne(ctx, t, primary, "e1", 0)
-	if err := refresh(ctx, replica.DB()); err != nil {
+	if err := replica.refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	commitOne(ctx, t, primary, "e1", 1)
@@ -44,7 +44,7 @@ func TestReplicaHoldsItsSnapshot(t *testing.T) {
 			t.Fatalf("replica's dump before the refresh: %d executions, %d outbox rows (want 1 and 1)", len(d.Executions), len(d.Outbox))
 		}
 	}
-	if err := refresh(ctx, replica.DB()); err != nil {
+	if err := replica.refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := replica.Load(ctx, "e1"); err != nil || got == nil || got.Version != 2 {
@@ -71,7 +71,7 @@ func TestRefreshIsOneSnapshot(t *testing.T) {
 	deadline := time.Now().Add(1500 * time.Millisecond)
 	checked := 0
 	for ; time.Now().Before(deadline) && checked < 300; checked++ {
-		if err := refresh(ctx, replica.DB()); err != nil {
+		if err := replica.refresh(ctx); err != nil {
 			t.Fatal(err)
 		}
 		exe, err := replica.Load(ctx, "e")
@@ -164,7 +164,7 @@ func BenchmarkRefresh(b *testing.B) {
 		b.StopTimer()
 		commit()
 		b.StartTimer()
-		if err := refresh(ctx, replica.DB()); err != nil {
+		if err := replica.refresh(ctx); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := replica.Load(ctx, "e1"); err != nil {
@@ -173,13 +173,13 @@ func BenchmarkRefresh(b *testing.B) {
 	}
 }
 
-// primaryAndReplica opens a primary in a folder of the test's and a replica
-// of it, both closed when the test ends.
-func primaryAndReplica(tb testing.TB) (primary, replica *sqlstore.Store) {
+// primaryAndReplica opens a primary (with its replication position) in a
+// folder of the test's and a replica of it, both closed when the test ends.
+func primaryAndReplica(tb testing.TB) (primary *sqlstore.Store, replica *snapshot) {
 	tb.Helper()
 	ctx := context.Background()
 	primaryPath := filepath.Join(tb.TempDir(), "primary.db")
-	primary, err := sqlite.Open(ctx, primaryPath, model.DefaultConfig())
+	primary, err := sqlite.Open(ctx, primaryPath, model.DefaultConfig(), sqlite.WithStoreOptions(sqlstore.Options{Statements: primaryStatements()}))
 	if err != nil {
 		tb.Fatal(err)
 	}

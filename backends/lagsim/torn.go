@@ -8,7 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -25,14 +24,15 @@ import (
 //
 // Each table on its own shows a committed state, never older than before;
 // load_for_event answers from one snapshot; the client's own writes are
-// always visible. So the replica rules on loads, the queue checks,
-// conformance and convergence all hold; only the reads of the other tables
-// held against what the same replica's rows showed (the prefix rules)
-// see the torn commits.
+// always visible. So the replica rules on loads, the queue checks and
+// conformance all hold; only the reads of the other tables held against
+// what the same replica's rows showed (the prefix rules) see the torn
+// commits, and, after the heal, the convergence check, which compares
+// every table the replica holds with the primary's.
 type tornReplica struct {
-	mu          sync.RWMutex    // reads share it, a refresh holds it alone
-	rows, sides *sqlstore.Store // each on a replica connection (snapshot.go)
-	own         atomic.Bool     // a write of the client succeeded since the last refresh
+	mu          sync.RWMutex // reads share it, a refresh holds it alone
+	rows, sides *snapshot    // each on a replica connection (snapshot.go)
+	own         atomic.Bool  // a write of the client succeeded since the last refresh
 }
 
 var _ model.Store = (*tornReplica)(nil)
@@ -59,13 +59,13 @@ func (t *tornReplica) refresh(ctx context.Context) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.own.Swap(false) {
-		return errors.Join(refresh(ctx, t.rows.DB()), refresh(ctx, t.sides.DB()))
+		return errors.Join(t.rows.refresh(ctx), t.sides.refresh(ctx))
 	}
 	// BUG: the side tables keep the snapshot the rows had: the commits
 	// since are applied to the executions and the ledger only, until the
 	// next refresh.
 	next := t.sides
-	if err := refresh(ctx, next.DB()); err != nil {
+	if err := next.refresh(ctx); err != nil {
 		return err
 	}
 	t.rows, t.sides = next, t.rows
@@ -117,6 +117,31 @@ func (t *tornReplica) DueTimers(ctx context.Context, now float64) ([]model.DueTi
 
 func (t *tornReplica) ReadTrace(ctx context.Context, id string) ([]model.TraceEntry, error) {
 	return read(t, func(_, sides model.Store) ([]model.TraceEntry, error) { return sides.ReadTrace(ctx, id) })
+}
+
+// position is the older of its two snapshots' positions: the last state
+// the torn replica holds whole.
+func (t *tornReplica) position() int64 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return min(t.rows.position(), t.sides.position())
+}
+
+// dump reads the tables as its reads see them: executions and the dedupe
+// ledger from the rows' snapshot, the rest from the side tables'.
+func (t *tornReplica) dump(ctx context.Context) (*model.Dump, error) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	rows, err := t.rows.dump(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sides, err := t.sides.dump(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sides.Executions, sides.Processed = rows.Executions, rows.Processed
+	return sides, nil
 }
 
 // errReadOnly refuses a write sent to a replica: every write goes to the

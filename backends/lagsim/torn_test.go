@@ -43,7 +43,7 @@ func TestTornReplicaReadsItsOwnWritesWhole(t *testing.T) {
 		}
 		return err
 	}
-	write := tornWrites(racing, torn)
+	write := ownWrites(racing, torn)
 	b := model.Batch{Emits: []model.Emit{{Event: model.Event{ID: "ev1", Name: "n"}}}}
 	if err := write(func() error { return c.primary.Commit(ctx, exe("e", 0), b) }); err != nil {
 		t.Fatal(err)

@@ -3,6 +3,7 @@ package lagsim
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -14,12 +15,17 @@ import (
 // Scheme is the URL scheme, without its colon.
 const Scheme = "lagsim"
 
-// The mutants: the CAS decided on the replica, and a replica that shows
-// the rows of its newest commits without their side-writes (torn.go).
+// The mutants: the CAS decided on the replica, a replica that shows the
+// rows of its newest commits without their side-writes (torn.go), and a
+// replica whose sync reports success but stops short (short.go).
 const (
 	MutantCASOnReplica = "cas-on-replica"
 	MutantTornReplica  = "torn-replica"
+	MutantShortSync    = "short-sync"
 )
+
+// mutants are the known mutants, in the order errors list them.
+var mutants = []string{MutantCASOnReplica, MutantTornReplica, MutantShortSync}
 
 // MaxLag bounds the lag a URL may ask for.
 const MaxLag = time.Minute
@@ -35,7 +41,7 @@ type Options struct {
 	ReadYourWrites bool
 	// Seed seeds the refresh schedules.
 	Seed uint64
-	// Mutant is "", MutantCASOnReplica or MutantTornReplica.
+	// Mutant is "" or one of the mutants.
 	Mutant string
 	// WriteLatency is the simulated time a write spends on the wire to
 	// the primary and back: half before the primary decides it, half
@@ -110,8 +116,8 @@ func (t *Target) set(k, v string) error {
 			err = fmt.Errorf("must be within 0..%v, got %v", MaxLag, t.WriteLatency)
 		}
 	case "mutant":
-		if v != MutantCASOnReplica && v != MutantTornReplica {
-			err = fmt.Errorf("unknown mutant %q (known: %s, %s)", v, MutantCASOnReplica, MutantTornReplica)
+		if !slices.Contains(mutants, v) {
+			err = fmt.Errorf("unknown mutant %q (known: %s)", v, strings.Join(mutants, ", "))
 		}
 		t.Mutant = v
 	default:

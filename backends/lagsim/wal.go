@@ -92,7 +92,7 @@ func (c *Cluster) checkpoint(ctx context.Context) {
 func (c *Cluster) compact(ctx context.Context) error {
 	c.pause.Lock()
 	defer c.pause.Unlock()
-	if c.down.Load() || c.opt.Mutant == MutantTornReplica {
+	if c.down.Load() || c.opt.Mutant == MutantTornReplica || c.opt.Mutant == MutantShortSync {
 		return errHeldBack
 	}
 	c.mu.Lock()
@@ -124,8 +124,8 @@ func (c *Cluster) compact(ctx context.Context) error {
 	if _, err := c.primary.DB().ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); err != nil {
 		errs = append(errs, fmt.Errorf("compact the WAL: checkpoint: %w", err))
 	}
-	for _, conn := range conns {
-		errs = append(errs, hold(ctx, conn))
+	for i, conn := range conns {
+		errs = append(errs, members[i].reader.hold(ctx, conn))
 	}
 	return errors.Join(errs...)
 }

@@ -205,7 +205,14 @@ func (c *ReplicaCluster) newReplicaAt(ctx context.Context, name string, stream u
 	local := boundedStore{embedded, g}
 	var writer model.Store = local
 	if c.opt.Writer != nil {
-		w, err := c.opt.Writer(ctx, embedded, embedded.DB(), c.cfg)
+		file := func(ctx context.Context) (*sqlstore.Store, error) {
+			st, err := openFile(ctx, path, c.cfg, ReplicaScheme+" replica "+name+" (its own file, read-write)")
+			if err == nil {
+				closers = append(closers, st.Close)
+			}
+			return st, err
+		}
+		w, err := c.opt.Writer(ctx, embedded, embedded.DB(), file, c.cfg)
 		if err != nil {
 			return nil, errors.Join(err, local.Close())
 		}

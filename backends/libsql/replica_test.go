@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
+	"github.com/storecheck/storecheck/backends/mutants"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -95,6 +96,13 @@ func TestOpenRefusesReplicaMode(t *testing.T) {
 // The test closes the cluster itself or leaves it to the cleanup.
 func clusterOnSqld(t *testing.T) *ReplicaCluster {
 	t.Helper()
+	return clusterOnSqldWith(t, nil)
+}
+
+// clusterOnSqldWith is clusterOnSqld whose clients write through writer
+// (nil: the real backend's).
+func clusterOnSqldWith(t *testing.T, writer Writer) *ReplicaCluster {
+	t.Helper()
 	ctx := context.Background()
 	target, err := ParseReplicaURL(filepath.Join(t.TempDir(), "r.db"))
 	if err != nil {
@@ -112,7 +120,7 @@ func clusterOnSqld(t *testing.T) *ReplicaCluster {
 			t.Error(err)
 		}
 	})
-	c, err := OpenReplicaCluster(ctx, target, model.DefaultConfig(), ClusterOptions{Server: server, Interval: time.Hour / 2, Seed: 1})
+	c, err := OpenReplicaCluster(ctx, target, model.DefaultConfig(), ClusterOptions{Server: server, Interval: time.Hour / 2, Seed: 1, Writer: writer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,5 +285,45 @@ func TestLocalDumpReadsTheReplicasOwnFile(t *testing.T) {
 	}
 	if len(after.Executions) != 1 {
 		t.Fatalf("LocalDump after r0 synced shows %d executions, want the primary's 1", len(after.Executions))
+	}
+}
+
+// TestWriteLocalWritesTheReplicasFileOnly: the write-local mutant's commit
+// lands in its replica's own file and not on the primary, and the sync
+// after it reports the primary's position all the same: only the tables
+// show the replica diverged.
+func TestWriteLocalWritesTheReplicasFileOnly(t *testing.T) {
+	ctx := context.Background()
+	w, err := mutants.ReplicaWriter(mutants.ReplicaWriteLocal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := clusterOnSqldWith(t, Writer(w))
+	r0, err := c.NewReplica(ctx, "r0", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r0.Commit(ctx, &model.Execution{ID: "e", DefinitionID: "d", Status: "running"}, model.Batch{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := r0.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := c.Primary().Load(ctx, "e"); err != nil || got != nil {
+		t.Fatalf("the primary loads %+v, %v; the write should not have reached it", got, err)
+	}
+	own, err := c.LocalDump(ctx, "r0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(own.Executions) != 1 {
+		t.Fatalf("r0's own file holds %d executions; want the one its client wrote there", len(own.Executions))
+	}
+	at, err := c.PrimaryPosition(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pos, ok := c.Position("r0"); !ok || pos != at {
+		t.Errorf("r0 at position %d (%v), the primary at %d: want the same position, the diverged tables being what tells them apart", pos, ok, at)
 	}
 }

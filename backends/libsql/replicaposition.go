@@ -90,6 +90,21 @@ func (c *ReplicaCluster) LocalDump(ctx context.Context, name string) (*model.Dum
 	return localDump(ctx, m.path, c.cfg, ReplicaScheme+" replica "+name+" (its own file)")
 }
 
+// openFile opens a store on the replica file at path, read-write, on
+// go-libsql's local driver: nothing it runs is delegated. Only a
+// deliberately broken writer writes there (package mutants, write-local).
+func openFile(ctx context.Context, path string, cfg model.Config, name string) (*sqlstore.Store, error) {
+	db, err := sql.Open("libsql", "file:"+path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: open read-write: %w", name, err)
+	}
+	st, err := sqlstore.New(ctx, db, cfg, sqlstore.Options{Name: name, SkipSchema: true})
+	if err != nil {
+		return nil, errors.Join(err, db.Close())
+	}
+	return st, nil
+}
+
 // localDump dumps the replica file at path without writing to it.
 func localDump(ctx context.Context, path string, cfg model.Config, name string) (_ *model.Dump, err error) {
 	db, err := sql.Open("libsql", "file:"+path+"?mode=ro")

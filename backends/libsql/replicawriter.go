@@ -11,10 +11,11 @@ import (
 )
 
 // Writer builds the store a client writes through from its store on the
-// embedded replica (local) and the replica's database, whose plain reads
-// are served locally: a deliberately broken writer (package mutants has
+// embedded replica (local), the replica's database, whose plain reads are
+// served locally, and file, which opens the replica's own file read-write
+// on a local connection: a deliberately broken writer (package mutants has
 // them). The real backend writes through local.
-type Writer func(ctx context.Context, local *sqlstore.Store, db *sql.DB, cfg model.Config) (model.Store, error)
+type Writer func(ctx context.Context, local *sqlstore.Store, db *sql.DB, file func(context.Context) (*sqlstore.Store, error), cfg model.Config) (model.Store, error)
 
 // WriterLookup finds the writer a URL's mutant= names (package mutants
 // has them); nil means the URL may name none.

@@ -13,18 +13,24 @@ import (
 
 // Replica mutants: deliberately broken writers of a libsql+replica client
 // (URL parameter mutant=NAME). Each gets the client's store on its
-// embedded replica (whose transactions libSQL runs on the primary) and the
+// embedded replica (whose transactions libSQL runs on the primary), the
 // replica's database (whose plain reads are served from the local, maybe
-// stale, copy), and returns the store the client writes through.
+// stale, copy) and a way to open the replica's own file for writing, and
+// returns the store the client writes through.
 type replicaMutant struct {
 	breaks string
-	writer func(ctx context.Context, local *sqlstore.Store, db *sql.DB, cfg model.Config) (model.Store, error)
+	writer func(ctx context.Context, local *sqlstore.Store, db *sql.DB, file OpenFile, cfg model.Config) (model.Store, error)
 }
+
+// OpenFile opens a store on the replica's own file, read-write, on a local
+// connection of libSQL's (nothing delegated); the cluster closes it.
+type OpenFile = func(ctx context.Context) (*sqlstore.Store, error)
 
 // The replica mutants.
 const (
 	ReplicaCASOnReplica  = "cas-on-replica"
 	ReplicaStaleConflict = "stale-conflict"
+	ReplicaWriteLocal    = "write-local"
 )
 
 func replicaMutants() map[string]replicaMutant {
@@ -32,6 +38,10 @@ func replicaMutants() map[string]replicaMutant {
 		ReplicaCASOnReplica: {
 			breaks: "the compare-and-swap is decided on the replica: the version is read from the local copy and the row written without `AND version = ?`, so two clients that loaded the same stale version both win (a lost update)",
 			writer: casOnReplica,
+		},
+		ReplicaWriteLocal: {
+			breaks: "every write goes to the primary: the client's writes are applied to its replica's own file, on a local connection, instead of being delegated (a write routed as a read, as a router that misclassifies a statement sends it), so the primary never has them",
+			writer: writeLocal,
 		},
 		ReplicaStaleConflict: {
 			breaks: "a conflict reports the replica's version as the one found, not the primary's: a stale Found sends the caller back to a version that was never current when it lost",
@@ -61,7 +71,7 @@ func ReplicaBreaks(name string) (string, error) {
 }
 
 // ReplicaWriter returns the writer of replica mutant name.
-func ReplicaWriter(name string) (func(ctx context.Context, local *sqlstore.Store, db *sql.DB, cfg model.Config) (model.Store, error), error) {
+func ReplicaWriter(name string) (func(ctx context.Context, local *sqlstore.Store, db *sql.DB, file OpenFile, cfg model.Config) (model.Store, error), error) {
 	m, ok := replicaMutants()[name]
 	if !ok {
 		return nil, fmt.Errorf("unknown replica mutant %q (known: %v)", name, ReplicaNames())
@@ -75,7 +85,7 @@ func ReplicaWriter(name string) (func(ctx context.Context, local *sqlstore.Store
 
 // casOnReplica checks the caller's version against the replica's copy,
 // then writes the row without the version guard.
-func casOnReplica(ctx context.Context, _ *sqlstore.Store, db *sql.DB, cfg model.Config) (model.Store, error) {
+func casOnReplica(ctx context.Context, _ *sqlstore.Store, db *sql.DB, _ OpenFile, cfg model.Config) (model.Store, error) {
 	st := sqlstore.SQLite()
 	// BUG: no "AND version = ?": the row is overwritten at whatever version
 	// the primary holds.
@@ -130,7 +140,7 @@ func localVersion(ctx context.Context, db *sql.DB, query, id string) (int64, boo
 // staleConflict is the real writer whose conflicts report the version the
 // replica held when the commit was called instead of what the primary
 // found.
-func staleConflict(_ context.Context, local *sqlstore.Store, db *sql.DB, _ model.Config) (model.Store, error) {
+func staleConflict(_ context.Context, local *sqlstore.Store, db *sql.DB, _ OpenFile, _ model.Config) (model.Store, error) {
 	return &staleConflicts{Store: local, db: db}, nil
 }
 
@@ -157,4 +167,11 @@ func (s *staleConflicts) Commit(ctx context.Context, exe *model.Execution, b mod
 
 func (s *staleConflicts) Save(ctx context.Context, exe *model.Execution) error {
 	return s.Commit(ctx, exe, model.Batch{})
+}
+
+// writeLocal writes through a store on the replica's own file.
+func writeLocal(ctx context.Context, _ *sqlstore.Store, _ *sql.DB, file OpenFile, _ model.Config) (model.Store, error) {
+	// BUG: nothing is delegated; the commit, compare-and-swap included, is
+	// decided and applied on the replica's copy.
+	return file(ctx)
 }

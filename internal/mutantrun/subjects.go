@@ -34,9 +34,10 @@ type Subject struct {
 }
 
 // Subjects returns every mutant of the catalogue, the replica simulation's
-// torn-replica, and every correct backend: the reference model, the SQLite
-// and libSQL files, and the replica simulation itself (torn-replica's
-// correct twin, so that its catch is the mutant's, not the simulation's).
+// torn-replica and short-sync, and every correct backend: the reference model, the SQLite
+// and libSQL files, and the replica simulation itself (the replica
+// mutants' correct twin, so that their catch is the mutant's, not the
+// simulation's).
 func Subjects() []Subject {
 	var out []Subject
 	for _, m := range mutants.Catalogue() {
@@ -49,6 +50,10 @@ func Subjects() []Subject {
 			"the simulated embedded replica applies other clients' commits in two steps with reads in between, its executions and dedupe ledger one refresh ahead of its outbox, spawns, timers and trace, " +
 			"while its own writes read back whole, so the sequential suite passes it and only the concurrent histories' prefix rule (replica read) can catch it.",
 			URL: func(dir string) string { return lagsimURL(dir, lagsim.MutantTornReplica) }},
+		Subject{Name: lagsim.MutantShortSync, Kind: Mutant, Breaks: "a replica's sync brings it to the primary: " +
+			"the simulated embedded replica's sync reports success but stops at the primary's state of its previous sync (a sync bounded by the replication index of the round trip before), " +
+			"while its own writes read back, so its reads look like more lag until the heal, whose loads find it behind the primary.",
+			URL: func(dir string) string { return lagsimURL(dir, lagsim.MutantShortSync) }},
 		Subject{Name: "memory", Kind: Correct, Breaks: "nothing: the in-memory reference model.",
 			URL: func(string) string { return "memory:" }},
 		Subject{Name: "sqlite", Kind: Correct, Breaks: "nothing: the SQLite store on a fresh file.",
