@@ -47,7 +47,9 @@ func TestStaleChainsAreRemoved(t *testing.T) {
 		t.Fatal(err)
 	}
 	stale := fmt.Sprintf("%s%d-0a1b2c", ChainPrefix, dead.Process.Pid)
-	live := ChainPrefix + "1-0a1b2c" // pid 1 runs
+	// A chain of a process that runs: this test's own, so that two runs of the test at once
+	// (two checkouts' suites on one machine) do not make the same chain.
+	live := fmt.Sprintf("%s%d-0a1b2c", ChainPrefix, os.Getpid())
 	for _, c := range []string{stale, live} {
 		left := &firewall{chain: c, rules: map[string][][]string{}}
 		t.Cleanup(func() { left.created = true; left.close(context.Background()) })
