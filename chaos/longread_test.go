@@ -126,17 +126,16 @@ func TestLongReadsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer inj.Heal(context.Background())
-	last := -1
-	for range 200 { // until the reads stop, 10 s at most
-		time.Sleep(50 * time.Millisecond)
-		reads, _ := c.counts()
-		if reads["n1"] == last {
-			break
-		}
-		last = reads["n1"]
+	// Until the bound is reached (10 s at most: a loaded machine may starve
+	// the reader for a while, so a pause is no sign that it stopped), then a
+	// while longer, in which no read may follow.
+	n := func() int { reads, _ := c.counts(); return reads["n1"] }
+	for deadline := time.Now().Add(10 * time.Second); n() < 1+maxLongReads && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
 	}
-	if last != 1+maxLongReads {
-		t.Errorf("%d reads in a window whose reads answer at once, want the first and %d more", last, maxLongReads)
+	time.Sleep(100 * time.Millisecond)
+	if got := n(); got != 1+maxLongReads {
+		t.Errorf("%d reads in a window whose reads answer at once, want the first and %d more", got, maxLongReads)
 	}
 }
 
@@ -151,7 +150,11 @@ func TestLongReadsGrowToHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(150 * time.Millisecond)
+	// Six reads at least (10 s at most: on a loaded machine 150 ms may not
+	// hold them).
+	for deadline := time.Now().Add(10 * time.Second); len(c.counted()) < 6 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	if err := inj.Heal(context.Background()); err != nil {
 		t.Fatal(err)
 	}
