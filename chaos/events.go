@@ -67,7 +67,11 @@ const (
 
 func (KillDuringInstall) Name() string { return "kill-during-install" }
 
-func (KillDuringInstall) availableOn(c Cluster) error {
+func (KillDuringInstall) availableOn(c Cluster) error { return awaitableEvents(c) }
+
+// awaitableEvents is what the faults that wait for a node's log line need:
+// more than one node, and server events that can be awaited.
+func awaitableEvents(c Cluster) error {
 	if err := multiNode(c); err != nil {
 		return err
 	}

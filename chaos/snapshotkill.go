@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -30,16 +29,7 @@ const persistWait = 10 * time.Second
 
 func (KillDuringSnapshot) Name() string { return "kill-during-snapshot" }
 
-func (KillDuringSnapshot) availableOn(c Cluster) error {
-	if err := multiNode(c); err != nil {
-		return err
-	}
-	ec, ok := c.(EventCluster)
-	if !ok {
-		return errors.New("needs a cluster whose server events can be awaited")
-	}
-	return ec.EventsAvailable()
-}
+func (KillDuringSnapshot) availableOn(c Cluster) error { return awaitableEvents(c) }
 
 func (KillDuringSnapshot) injectOn(ctx context.Context, c Cluster, rng *rand.Rand) (Injection, error) {
 	ec := c.(EventCluster)
