@@ -92,11 +92,7 @@ func TestGlobalChecksCatchMutations(t *testing.T) {
 		t.Fatalf("base history: %v %v %v", err, rep.Err, rep.Notes)
 	}
 	outbox := func(h *History) *Operation { return healOp(t, h, KindPendingOutbox, "") }
-	tests := []struct {
-		name   string
-		mutate func(h *History)
-		want   error
-	}{
+	checkMutations(t, base, []mutationCase{
 		{"winner's emit missing", func(h *History) { o := outbox(h); o.Output.Outbox = o.Output.Outbox[:1] }, ErrAtomicity},
 		{"emit vanished before its ack", func(h *History) { o := outbox(h); o.Output.Outbox = o.Output.Outbox[1:] }, ErrLostDelivery},
 		{"emit pending twice", func(h *History) {
@@ -153,21 +149,7 @@ func TestGlobalChecksCatchMutations(t *testing.T) {
 			c.Output = Output{Outcome: OutcomeConflict, Found: model.Ptr(int64(1))}
 		}, ErrAtomicity},
 		{"final row written by nobody", func(h *History) { healOp(t, h, KindLoad, "").Output.Data = "zz#00000000" }, ErrPhantom},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := History{Meta: base.Meta, Ops: slices.Clone(base.Ops)}
-			tt.mutate(&h)
-			rep, err := Check(context.Background(), h, Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rep.Verdict != Illegal || !errors.Is(rep.Err, tt.want) {
-				t.Fatalf("verdict %s, want Illegal naming %q; got %v", rep.Verdict, tt.want, rep.Err)
-			}
-			t.Log(rep.Err)
-		})
-	}
+	})
 }
 
 func TestReusedWitnessIsMalformed(t *testing.T) {

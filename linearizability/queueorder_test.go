@@ -42,17 +42,17 @@ func twoExecutionsHistory(t *testing.T, between func(ctx context.Context, c *Cli
 	return rec.History()
 }
 
-// queueCase is a change to a legal history and the guarantee it breaks
+// mutationCase is a change to a legal history and the guarantee it breaks
 // (nil: it stays legal).
-type queueCase struct {
+type mutationCase struct {
 	name   string
 	mutate func(h *History)
 	want   error
 }
 
-// checkQueueCases checks that base is legal, then each case's change to a
+// checkMutations checks that base is legal, then each case's change to a
 // copy of it.
-func checkQueueCases(t *testing.T, base History, cases []queueCase) {
+func checkMutations(t *testing.T, base History, cases []mutationCase) {
 	t.Helper()
 	if rep, err := Check(context.Background(), base, Options{}); err != nil || rep.Verdict != Ok {
 		t.Fatalf("base history: %v %v", err, rep.Err)
@@ -93,7 +93,7 @@ func renumber(t *testing.T, h *History) {
 // either order; an indeterminate commit nothing showed before may have
 // taken effect at any time.
 func TestQueueFollowsRealTimeAcrossExecutions(t *testing.T) {
-	checkQueueCases(t, twoExecutionsHistory(t, nil), []queueCase{
+	checkMutations(t, twoExecutionsHistory(t, nil), []mutationCase{
 		{"later commit's entries listed first", func(h *History) { renumber(t, h) }, ErrDeliveryOrder},
 		{"later commit's spawn listed first", func(h *History) {
 			s := healOp(t, h, KindPendingSpawns, "")
@@ -131,7 +131,7 @@ func TestQueueFollowsTheLoads(t *testing.T) {
 		l.Output.Exists, l.Output.Version, l.Output.Data = false, 0, ""
 		return l
 	}
-	checkQueueCases(t, base, []queueCase{
+	checkMutations(t, base, []mutationCase{
 		{"a load after b returned finds a not taken effect", func(h *History) { overlap(h) }, ErrDeliveryOrder},
 		{"the load overlaps b", func(h *History) {
 			l := overlap(h)
@@ -180,7 +180,7 @@ func TestQueueFollowsTheReads(t *testing.T) {
 		o.Output.Outbox = []OutboxItem{{Seq: 3, EventID: "b/e0"}}
 		s.Output.Spawns = []SpawnItem{{Seq: 2, Parent: "e2", Child: "b/s0"}}
 	}
-	checkQueueCases(t, base, []queueCase{
+	checkMutations(t, base, []mutationCase{
 		{"a read lists a later seq before the earlier one exists", overlap, ErrDeliveryOrder},
 		{"the spawn queue alike", func(h *History) {
 			overlap(h)
