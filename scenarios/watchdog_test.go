@@ -84,7 +84,23 @@ type childCPU struct {
 // server on a loaded machine gets less than a whole one, and a server a
 // wedged run waits on has no work to do), kills them, and describes them;
 // "" when there is none.
+//
+// A spinner on a machine loaded far past its cores (load 17–20 on two) may
+// get less than that in one sample, so up to spinSamples are taken until
+// one finds it: a run that wedged with no server spinning waits that much
+// longer for its FAIL.
 func spinningServers() string {
+	const spinSamples = 5
+	for range spinSamples {
+		if found := spinningSample(); found != "" {
+			return found
+		}
+	}
+	return ""
+}
+
+// spinningSample is one 2 s sample of spinningServers.
+func spinningSample() string {
 	const spinCPU = 0.5 // CPU seconds in the 2 s sample
 	before := sqldCPU()
 	if len(before) == 0 {
@@ -145,14 +161,7 @@ func TestSpinningServersFindsAndKills(t *testing.T) {
 		_ = idle.Process.Kill()
 		_ = idle.Wait()
 	})
-	// A spinner on a machine loaded far past its cores (load 17–20 on two)
-	// may get under a quarter of a core in one 2 s sample: up to five.
-	var got string
-	for range 5 {
-		if got = spinningServers(); got != "" {
-			break
-		}
-	}
+	got := spinningServers()
 	if !strings.Contains(got, "sqld-spin (pid "+strconv.Itoa(spin.Process.Pid)+")") || strings.Contains(got, strconv.Itoa(idle.Process.Pid)) {
 		t.Errorf("found %q", got)
 	}
