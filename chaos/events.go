@@ -51,6 +51,12 @@ type KillDuringInstall struct {
 	// Hold, when set, holds the workload's traffic and returns the function
 	// that lets it go on (workload.Gate's Close and Open).
 	Hold func() (release func())
+	// Killed, when set, is called with the follower's id right after it
+	// was SIGKILLed on its install line, before anything starts it again:
+	// the one moment its files show what the interrupted install left
+	// (the installed snapshot in its snapshot store, its database not
+	// restored from it), with no process writing them.
+	Killed func(ctx context.Context, id string)
 }
 
 // Bounds of the fault's waits: a snapshot under traffic with a low
@@ -141,6 +147,9 @@ func (f KillDuringInstall) injectOn(ctx context.Context, c Cluster, rng *rand.Ra
 	after := time.Since(started)
 	if err := c.Kill(ctx, id); err != nil {
 		return Injection{Target: id, Heal: restartHeal(c, id)}, err
+	}
+	if f.Killed != nil {
+		f.Killed(ctx, id)
 	}
 	hit := Injection{
 		Target: id, Heal: restartHeal(c, id),

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,12 +104,15 @@ func TestKillDuringInstallHeld(t *testing.T) {
 		f.steps = append(f.steps, "hold")
 		return func() { releases++; f.steps = append(f.steps, "release") }
 	}
-	inj, err := KillDuringInstall{Hold: hold}.Inject(ctx, f, rand.New(rand.NewPCG(1, 2)))
+	killed := func(_ context.Context, id string) { f.steps = append(f.steps, "killed "+id) }
+	inj, err := KillDuringInstall{Hold: hold, Killed: killed}.Inject(ctx, f, rand.New(rand.NewPCG(1, 2)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := inj.Target
-	want := []string{"kill " + id, "hold", "start " + id, "kill " + id, "step down", "start " + id, "release"}
+	// Killed is told of the kill on the install line only, while the
+	// follower is down: before the step-down and its restart.
+	want := []string{"kill " + id, "hold", "start " + id, "kill " + id, "killed " + id, "step down", "start " + id, "release"}
 	if strings.Join(f.steps, ", ") != strings.Join(want, ", ") || releases != 1 {
 		t.Fatalf("steps %v (%d releases); want %v", f.steps, releases, want)
 	}
@@ -122,8 +126,8 @@ func TestKillDuringInstallHeld(t *testing.T) {
 	// No install: the traffic is released all the same.
 	f = &eventFake{fakeCluster: newFake(), events: map[string][]string{"n1": {"snapshot", "snapshot"}}}
 	releases = 0
-	inj, err = KillDuringInstall{Hold: hold}.Inject(ctx, f, rand.New(rand.NewPCG(1, 2)))
-	if err != nil || releases != 1 || inj.Metrics["install_kills"] != 0 {
+	inj, err = KillDuringInstall{Hold: hold, Killed: killed}.Inject(ctx, f, rand.New(rand.NewPCG(1, 2)))
+	if err != nil || releases != 1 || inj.Metrics["install_kills"] != 0 || slices.ContainsFunc(f.steps, func(s string) bool { return strings.HasPrefix(s, "killed") }) {
 		t.Fatalf("no install: %v, %d releases, injection %+v", err, releases, inj)
 	}
 }

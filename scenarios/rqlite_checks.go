@@ -247,9 +247,12 @@ type haltable interface {
 // and not always has the writes in its file and an old view on some
 // connection); each node's data folder, its SQLite file, Raft log and
 // snapshots (data/ID); and the comparison of the logs (raftlog.txt).
-// reread is nil when the nodes cannot be read again. The nodes stay down.
-// It returns what it found of the logs, for logCheck.apply.
-func inspectNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHeal, reread func(context.Context, string) (*model.Dump, error)) (logs logCheck) {
+// A run that failed for any other reason (failed: a node that did not
+// come back, a history the checks rejected) keeps the same, so that what
+// a node's files held at the end can be read after the run. reread is nil
+// when the nodes cannot be read again. The nodes stay down. It returns
+// what it found of the logs, for logCheck.apply.
+func inspectNodes(ctx context.Context, p Params, cl cluster.Cluster, after afterHeal, failed bool, reread func(context.Context, string) (*model.Dump, error)) (logs logCheck) {
 	var again string
 	if after.diverged() && reread != nil {
 		again = readAgain(ctx, after, reread)
@@ -272,7 +275,7 @@ func inspectNodes(ctx context.Context, p Params, cl cluster.Cluster, after after
 		}
 		logs.compared, logs.unread, logs.nodes = c.Shared, c.Unread, len(ids)
 	}
-	if after.diverged() || c.Breaks() || len(c.Unread) > 0 {
+	if failed || after.diverged() || c.Breaks() || len(c.Unread) > 0 {
 		keepNodes(ctx, p, after, again, c.Text, h, halted)
 	}
 	if c.Breaks() {

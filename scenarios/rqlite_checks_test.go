@@ -103,7 +103,7 @@ func TestInspectNodesKeepsTheEvidenceOfADivergence(t *testing.T) {
 	g, err := judgeNodes(nodes, acked, 7)
 
 	quiet := t.TempDir()
-	if l := inspectNodes(ctx, Params{OutDir: quiet}, nil, afterHeal{nodes: nodes}, nil); l.err != nil || l.checked {
+	if l := inspectNodes(ctx, Params{OutDir: quiet}, nil, afterHeal{nodes: nodes}, false, nil); l.err != nil || l.checked {
 		t.Errorf("nodes that agree, on a cluster that cannot be stopped: %+v", l)
 	}
 	if _, serr := os.Stat(filepath.Join(quiet, nodesEvidence)); !os.IsNotExist(serr) {
@@ -123,7 +123,7 @@ func TestInspectNodesKeepsTheEvidenceOfADivergence(t *testing.T) {
 		}
 		return tablesAt(id, 276).Dump, nil
 	}
-	if l := inspectNodes(ctx, Params{OutDir: dir}, nil, afterHeal{nodes: nodes, err: err, guarantee: g, acked: acked}, reread); l.err != nil {
+	if l := inspectNodes(ctx, Params{OutDir: dir}, nil, afterHeal{nodes: nodes, err: err, guarantee: g, acked: acked}, false, reread); l.err != nil {
 		t.Errorf("a cluster that cannot be stopped has no logs to break: %v", l.err)
 	}
 	if reads != 2*rereads {
@@ -205,7 +205,7 @@ func TestInspectNodesChecksLogMatching(t *testing.T) {
 
 	agreeing := build(map[string][]raftlog.Entry{"n1": leader, "n2": leader, "n3": leader})
 	out := t.TempDir()
-	l := inspectNodes(ctx, Params{OutDir: out}, agreeing, afterHeal{}, nil)
+	l := inspectNodes(ctx, Params{OutDir: out}, agreeing, afterHeal{}, false, nil)
 	if l.err != nil || !l.checked || l.compared != 2 || len(l.unread) != 0 || agreeing.halts != 1 {
 		t.Errorf("logs that agree: %+v (halted %d times)", l, agreeing.halts)
 	}
@@ -217,10 +217,20 @@ func TestInspectNodesChecksLogMatching(t *testing.T) {
 	if _, serr := os.Stat(filepath.Join(out, nodesEvidence)); !os.IsNotExist(serr) {
 		t.Errorf("logs that agree left %s (stat: %v)", nodesEvidence, serr)
 	}
+	// The same logs, on a run that failed otherwise (a node that did not
+	// come back after the heal): the data folders are kept, for reading
+	// what the nodes' files held at the end.
+	failedOut := t.TempDir()
+	if l := inspectNodes(ctx, Params{OutDir: failedOut}, agreeing, afterHeal{err: errors.New("recovery: after the heal: a node not ready"), guarantee: GuaranteeRecovery}, true, nil); l.err != nil {
+		t.Errorf("logs that agree, the run failed: %v", l.err)
+	}
+	if _, serr := os.Stat(filepath.Join(failedOut, nodesEvidence, "data", "n3", "raft.db")); serr != nil {
+		t.Errorf("a failed run with agreeing logs did not keep the data folders: %v", serr)
+	}
 
 	diverged := build(map[string][]raftlog.Entry{"n1": leader, "n2": leader, "n3": stale})
 	out = t.TempDir()
-	l = inspectNodes(ctx, Params{OutDir: out}, diverged, afterHeal{}, nil)
+	l = inspectNodes(ctx, Params{OutDir: out}, diverged, afterHeal{}, false, nil)
 	err := l.err
 	if err == nil || !strings.HasPrefix(err.Error(), GuaranteeLogMatching+": ") || !strings.Contains(err.Error(), "index 9293: n1 term 5 no-op; n2 term 5 no-op; n3 term 5 command") {
 		t.Fatalf("n3 holding another term-5 entry at 9293: %v", err)
@@ -246,7 +256,7 @@ func TestInspectNodesChecksLogMatching(t *testing.T) {
 		t.Fatal(err)
 	}
 	unreadOut := t.TempDir()
-	l = inspectNodes(ctx, Params{OutDir: unreadOut}, unreadable, afterHeal{}, nil)
+	l = inspectNodes(ctx, Params{OutDir: unreadOut}, unreadable, afterHeal{}, false, nil)
 	if !slices.Equal(l.unread, []string{"n3"}) || l.compared != 2 || l.err != nil {
 		t.Errorf("n3's log unreadable: %+v", l)
 	}

@@ -316,7 +316,7 @@ func runReadHazard(ctx context.Context, t Target, p Params, name string,
 	// and their Raft logs compared (inspectNodes).
 	after := checkAfterHeal(ctx, cs, res.History)
 	after.apply(&out)
-	inspected := inspectNodes(ctx, p, cl, after, nodeReader(cs))
+	inspected := inspectNodes(ctx, p, cl, after, out.Verdict == reports.Fail, nodeReader(cs))
 	if out.Verdict == reports.Fail && out.Guarantee == linearizability.ErrLinearizability.Error() {
 		// Name the level, the node and what was in place when the read
 		// went back: at level none a follower lags even with no fault.

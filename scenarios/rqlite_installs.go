@@ -2,14 +2,19 @@ package scenarios
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/storecheck/storecheck/backends/rqlite/cluster"
+	"github.com/storecheck/storecheck/evidence"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
 )
@@ -179,4 +184,89 @@ func (a afterHeal) showsDamage(node string, damaged map[string]bool) bool {
 		}
 	}
 	return false
+}
+
+// installsEvidence is the folder, within a kill-during-install run's, that
+// keeps a copy of the killed follower's files each time it was SIGKILLed on
+// its install line (keepInstallCopies): K-ID/ for the K-th such kill of
+// the run, and installsIndex saying when each was taken.
+const (
+	installsEvidence = "installs"
+	installsIndex    = "index.txt"
+)
+
+// dataDirs is a cluster whose nodes' data folders storecheck can read
+// (Dir()/ID: a cluster of processes).
+type dataDirs interface{ Dir() string }
+
+// keepInstallCopies returns chaos.KillDuringInstall's Killed hook for a
+// run whose evidence goes to out: it copies the killed follower's data
+// folder, but its Raft log (raft.db, megabytes a copy, and whole on the
+// node afterwards), into installsEvidence. The node is down, so the copy
+// is what the interrupted install left: the installed snapshot in the
+// snapshot store (wsnapshots/) and the database it was not restored into
+// (db.sqlite, with the clean_snapshot fingerprint its fast path will
+// trust). A copy that failed says so in installsIndex (the verdict stands
+// without it). nil when there is no folder or the cluster's files cannot
+// be read.
+func keepInstallCopies(out string, cl any) func(context.Context, string) {
+	d, ok := cl.(dataDirs)
+	f := evidence.At(out)
+	if !ok || f.None() {
+		return nil
+	}
+	var k atomic.Int32
+	return func(_ context.Context, id string) {
+		name := fmt.Sprintf("%d-%s", k.Add(1), id)
+		at := time.Now().UTC()
+		dst := f.Phase(installsEvidence).Path(name)
+		err := copyDataFolder(filepath.Join(d.Dir(), id), dst)
+		line := fmt.Sprintf("%s: %s SIGKILLed on its install line at %s; copy of its data folder without raft.db", name, id, at.Format("15:04:05.000"))
+		if err != nil {
+			line += fmt.Sprintf(" (incomplete: %v)", err)
+		}
+		_ = appendLine(f.Phase(installsEvidence).Path(installsIndex), line)
+	}
+}
+
+// copyDataFolder copies the rqlite data folder src to dst, but its Raft
+// log (raft.db).
+func copyDataFolder(src, dst string) error {
+	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case rel == "raft.db" || !d.Type().IsRegular():
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, data, 0o644)
+	})
+}
+
+// appendLine adds line to the file at path, creating it.
+func appendLine(path, line string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := fmt.Fprintln(fh, line); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
 }

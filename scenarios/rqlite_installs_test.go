@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -173,5 +174,62 @@ func TestUnrestoredInstallUnseenAfterHeal(t *testing.T) {
 		if kept, err := os.ReadFile(filepath.Join(out, unrestoredEvidence)); err != nil || !strings.Contains(string(kept), "n2: life ") {
 			t.Errorf("%s: evidence %q (%v)", c.name, kept, err)
 		}
+	}
+}
+
+// fakeDirs is a cluster whose nodes' data folders are dir/ID.
+type fakeDirs string
+
+func (d fakeDirs) Dir() string { return string(d) }
+
+// TestKeepInstallCopies: each kill on an install line keeps a copy of the
+// killed node's data folder as it was at that moment — its snapshot store
+// and database, not its Raft log — numbered in the order of the kills, and
+// says when in installs/index.txt; later changes to the node's files do
+// not reach the copy.
+func TestKeepInstallCopies(t *testing.T) {
+	data, out := t.TempDir(), t.TempDir()
+	files := map[string]string{
+		"n2/db.sqlite":                 "old database",
+		"n2/clean_snapshot":            "fingerprint",
+		"n2/raft.db":                   "raft log",
+		"n2/wsnapshots/4-9722/data.db": "installed snapshot",
+	}
+	for name, text := range files {
+		path := filepath.Join(data, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if keepInstallCopies("", fakeDirs(data)) != nil || keepInstallCopies(out, struct{}{}) != nil {
+		t.Fatal("a hook without a run folder, or on a cluster whose files cannot be read")
+	}
+	killed := keepInstallCopies(out, fakeDirs(data))
+	killed(context.Background(), "n2")
+	if err := os.WriteFile(filepath.Join(data, "n2/db.sqlite"), []byte("restored"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	killed(context.Background(), "n2")
+	for _, c := range []struct{ name, want string }{
+		{"1-n2/db.sqlite", "old database"},
+		{"1-n2/clean_snapshot", "fingerprint"},
+		{"1-n2/wsnapshots/4-9722/data.db", "installed snapshot"},
+		{"2-n2/db.sqlite", "restored"},
+	} {
+		got, err := os.ReadFile(filepath.Join(out, installsEvidence, c.name))
+		if err != nil || string(got) != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, installsEvidence, "1-n2", "raft.db")); !os.IsNotExist(err) {
+		t.Errorf("the Raft log was copied (stat: %v)", err)
+	}
+	index, err := os.ReadFile(filepath.Join(out, installsEvidence, installsIndex))
+	lines := strings.Split(strings.TrimSpace(string(index)), "\n")
+	if err != nil || len(lines) != 2 || !strings.HasPrefix(lines[0], "1-n2: n2 SIGKILLed on its install line at ") || !strings.HasPrefix(lines[1], "2-n2: ") || strings.Contains(string(index), "incomplete") {
+		t.Errorf("index: %v\n%s", err, index)
 	}
 }
