@@ -40,6 +40,17 @@ const (
 	logRestored    = "due to restore" // "successfully opened database at … due to restore": the swap
 	logFastRestart = "detected successful prior snapshot operation, skipping restore"
 	logLifeExit    = "exited at"
+
+	// A snapshot-store reap that SQLite refused ("[snapshot-store] reap
+	// failed: executing reap plan: checkpointing WAL: disable
+	// autocheckpointing: database disk image is malformed" while the node
+	// runs; "failed to open store: failed to create snapshot store:
+	// executing reap plan: …" when the plan, interrupted, is re-executed
+	// as the node starts and fails again: the node exits).
+	logReapPlan   = "executing reap plan"
+	logMalformed  = "database disk image is malformed"
+	logOpenFailed = "failed to open store"
+	reapsEvidence = "snapshot-store-reaps.txt"
 )
 
 // unrestoredInstalls reads the node logs in dir (ID.log) and returns one
@@ -49,20 +60,28 @@ const (
 // restore replaces the node's whole database with a snapshot's, so a
 // repaired restart explains nothing the run saw afterwards, and its line
 // does not carry cluster.UnrestoredInstall.
-func unrestoredInstalls(dir string) (found, repaired []string) {
+//
+// reaps are the snapshot-store reaps SQLite found malformed in a life of a
+// node that had restarted on the fast path over an unrestored install in
+// that life or an earlier one (a later restore does not undo them: it
+// replaces the database, not the snapshot store): the reap folds the
+// node's own WAL into the installed snapshot's database, which the node's
+// database never was. A life that could not open its store for it carries
+// cluster.MalformedSnapshotStore.
+func unrestoredInstalls(dir string) (found, repaired, reaps []string) {
 	paths, _ := filepath.Glob(filepath.Join(dir, "*.log"))
 	sort.Strings(paths)
 	for _, path := range paths {
-		f, r := unrestoredIn(path)
-		found, repaired = append(found, f...), append(repaired, r...)
+		f, r, m := unrestoredIn(path)
+		found, repaired, reaps = append(found, f...), append(repaired, r...), append(reaps, m...)
 	}
-	return found, repaired
+	return found, repaired, reaps
 }
 
-func unrestoredIn(path string) (found, repaired []string) {
+func unrestoredIn(path string) (found, repaired, reaps []string) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	defer f.Close()
 	node := strings.TrimSuffix(filepath.Base(path), ".log")
@@ -71,6 +90,7 @@ func unrestoredIn(path string) (found, repaired []string) {
 		pending        string // the install line of this life not yet restored, if any
 		carried, ended string // the previous life's unrestored install, and how it ended
 		fastLife       []int  // the life of each line of found
+		firstFast      int    // the first life on the fast path over an unrestored install
 	)
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
@@ -97,10 +117,21 @@ func unrestoredIn(path string) (found, repaired []string) {
 			found = append(found, fmt.Sprintf("%s: life %d %s (%q): life %d ended (%s) after %q with no restore after it",
 				node, life, cluster.UnrestoredInstall, strings.TrimSpace(line), life-1, ended, carried))
 			fastLife = append(fastLife, life)
+			if firstFast == 0 {
+				firstFast = life
+			}
 			carried = ""
+		case firstFast > 0 && strings.Contains(line, logReapPlan) && strings.Contains(line, logMalformed):
+			if strings.Contains(line, logOpenFailed) {
+				reaps = append(reaps, fmt.Sprintf("%s: life %d %s (life %d took the fast path over a snapshot installed in life %d and never restored): %q",
+					node, life, cluster.MalformedSnapshotStore, firstFast, firstFast-1, strings.TrimSpace(line)))
+				continue
+			}
+			reaps = append(reaps, fmt.Sprintf("%s: life %d could not reap its snapshot store (life %d took the fast path over a snapshot installed in life %d and never restored): %q",
+				node, life, firstFast, firstFast-1, strings.TrimSpace(line)))
 		}
 	}
-	return found, repaired
+	return found, repaired, reaps
 }
 
 // keepUnrestored counts the restarts over an unrestored install in the
@@ -118,13 +149,14 @@ func keepUnrestored(p Params, out *Result, after afterHeal) {
 	if dir == "" {
 		return
 	}
-	found, repaired := unrestoredInstalls(dir)
+	found, repaired, reaps := unrestoredInstalls(dir)
 	if len(found)+len(repaired) == 0 {
 		return
 	}
 	if out.Metrics == nil {
 		out.Metrics = map[string]float64{}
 	}
+	keepReaps(p, out, reaps)
 	if len(repaired) > 0 {
 		out.Metrics["unrestored_installs_repaired"] = float64(len(repaired))
 	}
@@ -152,6 +184,32 @@ func keepUnrestored(p Params, out *Result, after afterHeal) {
 	}
 	if out.Verdict == reports.Fail && len(shown) > 0 {
 		out.Reason += fmt.Sprintf(" (%d node restart(s) on the fast path over a snapshot installed but never restored, rqlite#2747, on a node the checks after the heal found short: %s)", len(shown), unrestoredEvidence)
+	}
+}
+
+// keepReaps keeps the snapshot-store reaps SQLite found malformed after a
+// fast restart over an unrestored install (unrestoredInstalls) in
+// reapsEvidence, counts them (metric malformed_reaps; the lives that could
+// not open their store for it, unopenable_snapshot_stores) and names the
+// latter in a FAIL's reason.
+func keepReaps(p Params, out *Result, reaps []string) {
+	if len(reaps) == 0 {
+		return
+	}
+	keepLines(p, reapsEvidence, reaps)
+	unopenable := 0
+	for _, line := range reaps {
+		if strings.Contains(line, cluster.MalformedSnapshotStore) {
+			unopenable++
+		}
+	}
+	out.Metrics["malformed_reaps"] = float64(len(reaps) - unopenable)
+	if unopenable == 0 {
+		return
+	}
+	out.Metrics["unopenable_snapshot_stores"] = float64(unopenable)
+	if out.Verdict == reports.Fail {
+		out.Reason += fmt.Sprintf(" (%d node start(s) refused: the snapshot store, reaped after a fast restart over a snapshot installed but never restored, is malformed: %s)", unopenable, reapsEvidence)
 	}
 }
 

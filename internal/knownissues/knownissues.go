@@ -128,6 +128,23 @@ func All() []Issue {
 		Upstream: "https://github.com/rqlite/rqlite/issues/2747",
 		Doc:      "docs/KNOWN-ISSUES.md#rqlite-fast-restart-unrestored-snapshot",
 	}, {
+		ID: "rqlite-unrestored-snapshot-reap-malformed",
+		Title: "rqlite (df4edc42, v10.2.7+23): after a fast restart over a snapshot it installed but never restored (rqlite#2747), a node's snapshot store reaps its own WAL into that snapshot's database, " +
+			"which its database never was; SQLite finds the result malformed, and a node whose reap plan is interrupted then cannot open its store again",
+		Scheme: "rqlite+process",
+		// The node lives scenarios.keepUnrestored found refused at start
+		// (the interrupted reap plan re-executed over the malformed
+		// database), after a fast restart over an unrestored install in an
+		// earlier life of the same node.
+		Signature:      cluster.MalformedSnapshotStore,
+		EvidenceSuffix: "snapshot-store-reaps.txt",
+		// A node that cannot start does not come back after the heal; that
+		// is all it explains (what its missing rows break is the issue
+		// above, with its own signature).
+		Guarantees: []string{"recovery"},
+		Upstream:   "https://github.com/rqlite/rqlite/issues/2747",
+		Doc:        "docs/KNOWN-ISSUES.md#rqlite-unrestored-snapshot-reap-malformed",
+	}, {
 		ID: "rqlite-forwarded-write-resent",
 		Title: "rqlite (df4edc42, v10.2.7+23, since 079783be; 8.16–8.17 as rqlite#1628): a follower whose forwarded write got no answer within the request's timeout= sends it to the leader again, " +
 			"on a new connection, even with retries=0; the leader applies both, and the client is told of an error, or of a conflict for a write that was applied",

@@ -169,3 +169,12 @@ func (c Control) logPath(id string) (string, error) {
 // It lives here, beside the node logs it is read from, so that the
 // scenarios that write it and the catalogue that matches it share it.
 const UnrestoredInstall = "restarted on the fast path over a snapshot it installed but never restored"
+
+// MalformedSnapshotStore marks, in a run's evidence (scenarios'
+// snapshot-store-reaps.txt, read from these logs), a node life that could
+// not open its snapshot store because re-executing an interrupted reap
+// plan found the store's database malformed, after an earlier life of the
+// node restarted on the fast path over a snapshot it had installed but
+// never restored: the signature of the known issue
+// rqlite-unrestored-snapshot-reap-malformed.
+const MalformedSnapshotStore = "could not open its snapshot store, malformed by a reap after a fast restart over an unrestored install"
