@@ -41,6 +41,8 @@ type machine struct {
 	ref   *runmodel.Reference
 	stats *Stats
 	now   time.Time
+	// parked says the park episode ran in this test case: it runs once.
+	parked bool
 }
 
 // actions is one weighted operation per step, and the invariant after each.
@@ -86,6 +88,7 @@ func (m *machine) weighted() []weightedOp {
 		{"decide_interrupt", 2, m.decideInterrupt},
 		{"expire_interrupts", 2, m.expireInterrupts},
 		{"read", 2, m.read},
+		{"park", 1, m.park},
 	}
 }
 
