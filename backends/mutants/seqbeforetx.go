@@ -151,37 +151,9 @@ func (s *seqBeforeTx) Commit(ctx context.Context, exe *model.Execution, b model.
 	if err != nil {
 		return s.errorf("commit %q: fetch spawn seqs: %w", exe.ID, notApplied(err))
 	}
-	err = inTx(ctx, s.DB(), func(conn *sql.Conn) error {
-		cas := guarded.CAS(c)
-		res, err := conn.ExecContext(ctx, cas.SQL, cas.Args...)
-		if err != nil {
-			return fmt.Errorf("compare-and-swap: %w", err)
-		}
-		won, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("compare-and-swap: rows affected: %w", err)
-		}
-		if won == 0 {
-			conflict, err := foundVersion(ctx, conn, c)
-			if err != nil {
-				return err
-			}
-			return conflict
-		}
-		for i, e := range c.Emits {
-			if _, err := conn.ExecContext(ctx, "INSERT INTO outbox (seq, target_id, event) VALUES (?, ?, ?)", outbox+int64(i), nullable(e.TargetID), e.Event); err != nil {
-				return fmt.Errorf("insert outbox emit %d: %w", i, err)
-			}
-		}
-		for i, sp := range c.Spawns {
-			if _, err := conn.ExecContext(ctx, "INSERT INTO spawns (seq, parent_id, child_id, root_path, context) VALUES (?, ?, ?, ?, ?)",
-				spawns+int64(i), sp.ParentID, sp.ChildID, sp.RootPath, sp.Context); err != nil {
-				return fmt.Errorf("insert spawn %d: %w", i, err)
-			}
-		}
-		rest := c
-		rest.Emits, rest.Spawns = nil, nil
-		return execAll(ctx, conn, guarded.SideWrites(rest, guarded.Unguarded))
+	next := map[string]int64{"outbox": outbox, "spawns": spawns}
+	err = casInTx(ctx, s.DB(), c, func(conn *sql.Conn) error {
+		return writeAtSeqs(ctx, conn, c, func(table string) (int64, error) { next[table]++; return next[table] - 1, nil })
 	})
 	if err != nil {
 		var conflict *model.StoreConflict
