@@ -69,12 +69,7 @@ func (m *machine) freeSession() string {
 	for _, r := range d.Runs {
 		busy[r.SessionID] = busy[r.SessionID] || r.Status.Active()
 	}
-	for _, s := range sessions {
-		if !busy[s] {
-			return s
-		}
-	}
-	return ""
+	return firstFree(sessions, busy)
 }
 
 // withStatus lists the reference's runs in status s.
@@ -103,12 +98,7 @@ func (m *machine) freeRun() string {
 	for _, r := range d.Runs {
 		taken[r.ID] = true
 	}
-	for _, id := range runIDs {
-		if !taken[id] {
-			return id
-		}
-	}
-	return ""
+	return firstFree(runIDs, taken)
 }
 
 // freeInterrupt is the first interrupt id of the pool not taken, or "".
@@ -118,9 +108,14 @@ func (m *machine) freeInterrupt() string {
 	for _, in := range d.Interrupts {
 		taken[in.ID] = true
 	}
-	for _, id := range interruptIDs {
-		if !taken[id] {
-			return id
+	return firstFree(interruptIDs, taken)
+}
+
+// firstFree is the first of pool not in taken, or "".
+func firstFree(pool []string, taken map[string]bool) string {
+	for _, x := range pool {
+		if !taken[x] {
+			return x
 		}
 	}
 	return ""
