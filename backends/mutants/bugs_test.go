@@ -239,7 +239,7 @@ func TestDemos(t *testing.T) {
 // The mutants whose bugs need concurrency pass the whole sequential
 // conformance suite.
 func TestSequentialSuite(t *testing.T) {
-	for _, name := range []string{"read-check-write", "split-commit", "split-visible", "seq-sharded"} {
+	for _, name := range []string{"read-check-write", "split-commit", "split-visible", "seq-sharded", "seq-before-tx"} {
 		t.Run(name, func(t *testing.T) {
 			conformance.Run(t, func(ctx context.Context, cfg model.Config) (model.Store, error) {
 				return backends.Open(ctx, "mutant:"+name, cfg)

@@ -104,6 +104,11 @@ func Catalogue() []Mutant {
 			wrap:       wrapSeqSharded,
 		},
 		{
+			Name:   "seq-before-tx",
+			Breaks: "queues in order across executions (a seq is taken inside the commit's transaction, so the entries of a commit that took effect before another are pending before the other's): outbox and spawn seqs come from a sequence counter fetched before the transaction, one fetch in three coming back after 2 ms, so a commit whose fetch came back late takes effect after a commit of another execution that fetched later, its entries listed first; one execution's entries still ascend (its commits take a lock of the process before the fetch) and one client at a time is numbered in commit order.",
+			wrap:   wrapSeqBeforeTx,
+		},
+		{
 			Name:       "event-id-nocase",
 			Breaks:     "effect-once per (execution, event id), ids compared exactly: processed_events.event_id is COLLATE NOCASE, so once ev1 is processed an event EV1 counts as processed too and its commit's marker is dropped.",
 			statements: eventIDNoCase,

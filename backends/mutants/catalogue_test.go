@@ -36,7 +36,7 @@ func TestCatalogue(t *testing.T) {
 		t.Errorf("correct entries %v, want none", correct)
 	}
 	for _, want := range []string{"blind-write", "version-guard", "split-commit", "dedupe-before-cas", "trace-off-by-one",
-		"trace-index-reset", "stale-timer-sweep", "due-timers-strict", "due-timers-ignore-now", "due-timers-unordered", "outbox-unordered", "outbox-seq-reuse", "seq-sharded", "event-id-nocase", "execution-id-nocase", "timer-path-nocase", "page-skip", "page-prefix-skip",
+		"trace-index-reset", "stale-timer-sweep", "due-timers-strict", "due-timers-ignore-now", "due-timers-unordered", "outbox-unordered", "outbox-seq-reuse", "seq-sharded", "seq-before-tx", "event-id-nocase", "execution-id-nocase", "timer-path-nocase", "page-skip", "page-prefix-skip",
 		"version-not-restored", "stale-read", "read-check-write", "split-visible", "periodic-snapshot", "guarded-upsert"} {
 		if !seen[want] {
 			t.Errorf("mutant %s is missing", want)

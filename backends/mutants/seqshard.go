@@ -110,24 +110,8 @@ func (s *seqSharded) Commit(ctx context.Context, exe *model.Execution, b model.B
 	}
 	defer s.release(sh)
 	next, end := maps.Clone(sh.next), maps.Clone(sh.end)
-	err = inTx(ctx, s.DB(), func(conn *sql.Conn) error {
-		cas := guarded.CAS(c)
-		res, err := conn.ExecContext(ctx, cas.SQL, cas.Args...)
-		if err != nil {
-			return fmt.Errorf("compare-and-swap: %w", err)
-		}
-		won, err := res.RowsAffected()
-		if err != nil {
-			return fmt.Errorf("compare-and-swap: rows affected: %w", err)
-		}
-		if won == 0 {
-			conflict, err := foundVersion(ctx, conn, c)
-			if err != nil {
-				return err
-			}
-			return conflict
-		}
-		return s.sideWrites(ctx, conn, sh, c)
+	err = casInTx(ctx, s.DB(), c, func(conn *sql.Conn) error {
+		return writeAtSeqs(ctx, conn, c, func(table string) (int64, error) { return sh.take(ctx, conn, table, c.ID) })
 	})
 	if err != nil {
 		// Nothing was written: the seqs taken and the blocks reserved
@@ -226,33 +210,6 @@ func (s *seqSharded) release(sh *seqShard) {
 	sh.holder = ""
 	s.mu.Unlock()
 	<-sh.lock
-}
-
-// sideWrites writes the emits and spawns at seqs of the shard, then the
-// rest of the batch as the seed does.
-func (s *seqSharded) sideWrites(ctx context.Context, conn *sql.Conn, sh *seqShard, c guarded.Commit) error {
-	for i, e := range c.Emits {
-		seq, err := sh.take(ctx, conn, "outbox", c.ID)
-		if err != nil {
-			return fmt.Errorf("emit %d: %w", i, err)
-		}
-		if _, err := conn.ExecContext(ctx, "INSERT INTO outbox (seq, target_id, event) VALUES (?, ?, ?)", seq, nullable(e.TargetID), e.Event); err != nil {
-			return fmt.Errorf("insert outbox emit %d: %w", i, err)
-		}
-	}
-	for i, sp := range c.Spawns {
-		seq, err := sh.take(ctx, conn, "spawns", c.ID)
-		if err != nil {
-			return fmt.Errorf("spawn %d: %w", i, err)
-		}
-		if _, err := conn.ExecContext(ctx, "INSERT INTO spawns (seq, parent_id, child_id, root_path, context) VALUES (?, ?, ?, ?, ?)",
-			seq, sp.ParentID, sp.ChildID, sp.RootPath, sp.Context); err != nil {
-			return fmt.Errorf("insert spawn %d: %w", i, err)
-		}
-	}
-	rest := c
-	rest.Emits, rest.Spawns = nil, nil
-	return execAll(ctx, conn, guarded.SideWrites(rest, guarded.Unguarded))
 }
 
 // take returns the shard's next seq of queue table for execution id, inside

@@ -75,3 +75,56 @@ func execAll(ctx context.Context, c *sql.Conn, list []stmt) error {
 	}
 	return nil
 }
+
+// casInTx runs c's compare-and-swap in one transaction and, when it wins,
+// then; a lost compare-and-swap is the *model.StoreConflict naming the
+// version found, and nothing is written.
+func casInTx(ctx context.Context, db *sql.DB, c guarded.Commit, then func(conn *sql.Conn) error) error {
+	return inTx(ctx, db, func(conn *sql.Conn) error {
+		cas := guarded.CAS(c)
+		res, err := conn.ExecContext(ctx, cas.SQL, cas.Args...)
+		if err != nil {
+			return fmt.Errorf("compare-and-swap: %w", err)
+		}
+		won, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("compare-and-swap: rows affected: %w", err)
+		}
+		if won == 0 {
+			conflict, err := foundVersion(ctx, conn, c)
+			if err != nil {
+				return err
+			}
+			return conflict
+		}
+		return then(conn)
+	})
+}
+
+// writeAtSeqs writes c's emits and spawns, in batch order, at the seqs
+// seq hands out per queue table ("outbox", "spawns"), then the rest of the
+// batch as the seed does.
+func writeAtSeqs(ctx context.Context, conn *sql.Conn, c guarded.Commit, seq func(table string) (int64, error)) error {
+	for i, e := range c.Emits {
+		n, err := seq("outbox")
+		if err != nil {
+			return fmt.Errorf("emit %d: %w", i, err)
+		}
+		if _, err := conn.ExecContext(ctx, "INSERT INTO outbox (seq, target_id, event) VALUES (?, ?, ?)", n, nullable(e.TargetID), e.Event); err != nil {
+			return fmt.Errorf("insert outbox emit %d: %w", i, err)
+		}
+	}
+	for i, sp := range c.Spawns {
+		n, err := seq("spawns")
+		if err != nil {
+			return fmt.Errorf("spawn %d: %w", i, err)
+		}
+		if _, err := conn.ExecContext(ctx, "INSERT INTO spawns (seq, parent_id, child_id, root_path, context) VALUES (?, ?, ?, ?, ?)",
+			n, sp.ParentID, sp.ChildID, sp.RootPath, sp.Context); err != nil {
+			return fmt.Errorf("insert spawn %d: %w", i, err)
+		}
+	}
+	rest := c
+	rest.Emits, rest.Spawns = nil, nil
+	return execAll(ctx, conn, guarded.SideWrites(rest, guarded.Unguarded))
+}

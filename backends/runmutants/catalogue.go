@@ -25,8 +25,9 @@ type Mutant struct {
 	synchronous, claims string
 	// conformanceOnly says only runs-conformance is held to catch the
 	// mutant: its bug shows at the instant a lease or an interrupt expires,
-	// or in a page of list_runs, which runs-conformance draws and lease-stall
-	// was not seen to reach (it passed all four on seeds 1–3).
+	// in a page of list_runs, or in a session whose run is in review, which
+	// runs-conformance draws and lease-stall was not seen to reach (it passed
+	// the first four on seeds 1–3, and moves no run to review).
 	conformanceOnly bool
 }
 
@@ -162,6 +163,13 @@ func Catalogue() []Mutant {
 			Breaks: "list_runs pages in (created_at, id) order: the cursor condition is `created_at > ? AND id > ?` instead of the tuple comparison, so the page after a run leaves out the runs created at the same instant (and those created later under a smaller id).",
 			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.ListAfter },
 				old: "(created_at, id) > (?, ?)", new: "created_at > ? AND id > ?"}},
+			conformanceOnly: true,
+		},
+		{
+			Name:   "active-excludes-review",
+			Breaks: "a session has at most one active run, needs_review included: the partial unique index create_run relies on lists queued, running and waiting only, so a session whose run waits for review admits a second active run.",
+			edits: []edit{{field: func(s *runsqlite.Statements) *string { return &s.Schema[len(s.Schema)-1] },
+				old: "'waiting', 'needs_review')", new: "'waiting')"}},
 			conformanceOnly: true,
 		},
 		{

@@ -80,10 +80,11 @@ func TestConformanceRedecidesOnEverySeed(t *testing.T) {
 // TestConformanceCatchesBoundariesAndPagesOnEverySeed: the mutants only
 // runs-conformance reaches (a call at the instant a lease or an interrupt
 // expires, a run moved out of waiting before its interrupt expires, a page
-// of list_runs) are caught on each of seeds 1–3 in 100 sequences. Before
-// the machine ticked to deadlines, paged through every tenant's runs and
-// moved waiting runs, 6 of these 12 runs passed (list-after-conjunction on
-// all three seeds).
+// of list_runs, a create in the session of a run in review) are caught on
+// each of seeds 1–3 in 100 sequences. Before the machine ticked to
+// deadlines, paged through every tenant's runs and moved waiting runs, 6 of
+// the first four's 12 runs passed (list-after-conjunction on all three
+// seeds); before the park episode, active-excludes-review passed seed 3.
 func TestConformanceCatchesBoundariesAndPagesOnEverySeed(t *testing.T) {
 	for _, m := range Catalogue() {
 		if !m.ConformanceOnly() {

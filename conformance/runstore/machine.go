@@ -41,6 +41,8 @@ type machine struct {
 	ref   *runmodel.Reference
 	stats *Stats
 	now   time.Time
+	// parked says the park episode ran in this test case: it runs once.
+	parked bool
 }
 
 // actions is one weighted operation per step, and the invariant after each.
@@ -86,6 +88,7 @@ func (m *machine) weighted() []weightedOp {
 		{"decide_interrupt", 2, m.decideInterrupt},
 		{"expire_interrupts", 2, m.expireInterrupts},
 		{"read", 2, m.read},
+		{"park", 1, m.park},
 	}
 }
 
@@ -290,13 +293,23 @@ func (m *machine) drawNewRun(t *rapid.T) (id, session string) {
 
 func (m *machine) createRun(t *rapid.T) {
 	id, session := m.drawNewRun(t)
-	req := runmodel.NewRun{
-		ID: id, TenantID: rapid.SampledFrom(tenants).Draw(t, "tenant"),
+	m.create(t, m.drawNewRunRequest(t, id, rapid.SampledFrom(tenants).Draw(t, "tenant"), session, rapid.SampledFrom(keys).Draw(t, "key")))
+}
+
+// drawNewRunRequest is a create_run request for id of tenant in session
+// under key, the rest drawn.
+func (m *machine) drawNewRunRequest(t *rapid.T, id, tenant, session, key string) runmodel.NewRun {
+	return runmodel.NewRun{
+		ID: id, TenantID: tenant,
 		SessionID: session, PlanID: "plan", RevisionID: "rev",
-		IdempotencyKey: rapid.SampledFrom(keys).Draw(t, "key"), Priority: int64(rapid.IntRange(0, 2).Draw(t, "priority")),
+		IdempotencyKey: key, Priority: int64(rapid.IntRange(0, 2).Draw(t, "priority")),
 		State: drawObject(t, "state"), NextNodes: rapid.SliceOfN(rapid.SampledFrom([]string{"a", "b"}), 0, 2).Draw(t, "next"),
 		Context: drawObject(t, "context"), Now: m.now,
 	}
+}
+
+// create runs create_run req on both sides and compares.
+func (m *machine) create(t *rapid.T, req runmodel.NewRun) {
 	want, wantErr := m.ref.CreateRun(m.ctx, req)
 	got, gotErr := m.store.CreateRun(m.ctx, req)
 	m.compare(t, fmt.Sprintf("create_run %q tenant=%s session=%s key=%q priority=%d state=%s", req.ID, req.TenantID, req.SessionID,
@@ -386,9 +399,15 @@ func (m *machine) transitionRun(t *rapid.T) {
 	if rapid.Bool().Draw(t, "new_state") {
 		req.State = drawObject(t, "state")
 	}
+	m.transition(t, req, kind)
+}
+
+// transition runs transition_run req on both sides and compares; kind says
+// how its expected version was drawn.
+func (m *machine) transition(t *rapid.T, req runmodel.Transition, kind string) {
 	want, wantErr := m.ref.TransitionRun(m.ctx, req)
 	got, gotErr := m.store.TransitionRun(m.ctx, req)
-	m.compare(t, fmt.Sprintf("transition_run %q v%d (%s) → %s", id, v, kind, req.Target), describeRun(want), wantErr, describeRun(got), gotErr)
+	m.compare(t, fmt.Sprintf("transition_run %q v%d (%s) → %s", req.RunID, req.ExpectedVersion, kind, req.Target), describeRun(want), wantErr, describeRun(got), gotErr)
 }
 
 func (m *machine) appendRunEvent(t *rapid.T) {
@@ -478,9 +497,15 @@ func (m *machine) finishClaim(t *rapid.T) {
 	f, fkind := m.drawFence(t, id)
 	v, vkind := m.drawVersion(t, id)
 	req := runmodel.Finish{RunID: id, Fence: f, ExpectedVersion: v, Target: rapid.SampledFrom(runmodel.Statuses()).Draw(t, "target"), Now: m.now}
+	m.finish(t, req, fkind, vkind)
+}
+
+// finish runs finish_claim req on both sides and compares; fkind and vkind
+// say how its fence and expected version were drawn.
+func (m *machine) finish(t *rapid.T, req runmodel.Finish, fkind, vkind string) {
 	want, wantErr := m.ref.FinishClaim(m.ctx, req)
 	got, gotErr := m.store.FinishClaim(m.ctx, req)
-	m.compare(t, fmt.Sprintf("finish_claim %q %s/%d (%s) v%d (%s) → %s", id, f.Worker, f.Token, fkind, v, vkind, req.Target),
+	m.compare(t, fmt.Sprintf("finish_claim %q %s/%d (%s) v%d (%s) → %s", req.RunID, req.Fence.Worker, req.Fence.Token, fkind, req.ExpectedVersion, vkind, req.Target),
 		describeRun(want), wantErr, describeRun(got), gotErr)
 }
 
@@ -493,16 +518,28 @@ func (m *machine) requeue(t *rapid.T) {
 func (m *machine) createInterrupt(t *rapid.T) {
 	id := m.drawRun(t)
 	v, kind := m.drawVersion(t, id)
-	in := runmodel.Interrupt{ID: rapid.SampledFrom(interruptIDs).Draw(t, "interrupt"), RunID: id, Kind: "approval",
-		Request: drawObject(t, "request"), CreatedAt: m.now}
+	in := m.drawInterrupt(t, rapid.SampledFrom(interruptIDs).Draw(t, "interrupt"), id)
+	m.interrupt(t, in, v, kind)
+}
+
+// interrupt runs create_interrupt in at expected version v on both sides
+// and compares; kind says how v was drawn.
+func (m *machine) interrupt(t *rapid.T, in runmodel.Interrupt, v int64, kind string) {
+	want, wantErr := m.ref.CreateInterrupt(m.ctx, in, v)
+	got, gotErr := m.store.CreateInterrupt(m.ctx, in, v)
+	m.compare(t, fmt.Sprintf("create_interrupt %q run=%q v%d (%s) expires=%s", in.ID, in.RunID, v, kind, stampPtr(in.ExpiresAt)),
+		describeRun(want), wantErr, describeRun(got), gotErr)
+}
+
+// drawInterrupt is an approval interrupt id on runID, created now, due in
+// 5 or 20 s or never.
+func (m *machine) drawInterrupt(t *rapid.T, id, runID string) runmodel.Interrupt {
+	in := runmodel.Interrupt{ID: id, RunID: runID, Kind: "approval", Request: drawObject(t, "request"), CreatedAt: m.now}
 	if d := rapid.SampledFrom([]time.Duration{0, 5 * time.Second, 20 * time.Second}).Draw(t, "expires_in"); d > 0 {
 		exp := m.now.Add(d)
 		in.ExpiresAt = &exp
 	}
-	want, wantErr := m.ref.CreateInterrupt(m.ctx, in, v)
-	got, gotErr := m.store.CreateInterrupt(m.ctx, in, v)
-	m.compare(t, fmt.Sprintf("create_interrupt %q run=%q v%d (%s) expires=%s", in.ID, id, v, kind, stampPtr(in.ExpiresAt)),
-		describeRun(want), wantErr, describeRun(got), gotErr)
+	return in
 }
 
 func (m *machine) decideInterrupt(t *rapid.T) {
