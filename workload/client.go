@@ -281,11 +281,27 @@ func (w *worker) loadForEvent(ctx context.Context, exec string) error {
 	return err
 }
 
+// isProcessed asks about an event: that of the commit that ended last on
+// exec, of any client, when there is one, else that of a commit in flight
+// there, else one of this client's. When the store says it is processed,
+// the engine loads the execution to act on it: the row must be at least
+// the version that processed the event (a reader whose marker comes from a
+// fresher copy than its rows, a replica that answers is_processed on the
+// primary say, shows it older).
 func (w *worker) isProcessed(ctx context.Context, exec string) error {
+	event := w.eventID(exec)
+	if e := w.flying.last(exec); e != "" {
+		event = e
+	} else if e := w.flying.await(exec, probeWait); e != "" {
+		event = e
+	}
 	octx, cancel := w.op(ctx)
-	defer cancel()
-	_, err := w.c.IsProcessed(octx, exec, w.eventID(exec))
-	return err
+	done, err := w.c.IsProcessed(octx, exec, event)
+	cancel()
+	if err != nil || !done {
+		return err
+	}
+	return w.load(ctx, exec)
 }
 
 func (w *worker) readTrace(ctx context.Context, exec string) error {

@@ -15,9 +15,12 @@ import (
 type inflight struct {
 	mu     sync.Mutex
 	events map[string][]string // execution → events of the commits in flight, oldest first
+	ended  map[string]string   // execution → event of the commit that ended last
 }
 
-func newInflight() *inflight { return &inflight{events: map[string][]string{}} }
+func newInflight() *inflight {
+	return &inflight{events: map[string][]string{}, ended: map[string]string{}}
+}
 
 // begin records that a commit with event is in flight on exec; the
 // function it returns ends it.
@@ -28,6 +31,7 @@ func (f *inflight) begin(exec, event string) func() {
 	return func() {
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		f.ended[exec] = event
 		evs := f.events[exec]
 		for i, e := range evs {
 			if e == event {
@@ -51,6 +55,14 @@ func (f *inflight) event(exec string) string {
 		return evs[0]
 	}
 	return ""
+}
+
+// last is the event of the commit that ended last on exec, however it
+// ended, or "".
+func (f *inflight) last(exec string) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ended[exec]
 }
 
 // awaitPoll is how often await looks again.
