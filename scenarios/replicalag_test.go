@@ -129,6 +129,21 @@ func TestReplicaLagConflictCatchesShortSync(t *testing.T) {
 	}
 }
 
+// TestReplicaLagConflictCatchesRewindOnReconnect: a replica whose first
+// sync after a failed one (a cut link, a killed primary) serves its last
+// local checkpoint, older than what it served (lagsim's
+// rewind-on-reconnect), goes back in time in the fault phase only, and is
+// caught there only while the traffic goes on through the faults: before
+// the fault phase's clients took their plan again until the last fault had
+// healed, the simulation's traffic ended before the primary was killed
+// (docs/DETECTION.md, "A third blind hunt").
+func TestReplicaLagConflictCatchesRewindOnReconnect(t *testing.T) {
+	res, _ := runReplicaLagOn(t, "lagsim:"+filepath.Join(t.TempDir(), "p.db")+"?lag=50ms&mutant=rewind-on-reconnect", 240)
+	if res.Verdict != reports.Fail || res.Guarantee != "replica read" || !strings.HasPrefix(res.Reason, "faults: ") || !strings.Contains(res.Reason, "went back in time") {
+		t.Fatalf("verdict %s, guarantee %q: %s", res.Verdict, res.Guarantee, res.Reason)
+	}
+}
+
 // TestReplicaLagConflictOnSqld runs the same scenario on real embedded
 // replicas; without sqld (no binary, no local image) it must come out NOT
 // RUN with the reason, which is what this test then checks.
