@@ -95,12 +95,18 @@ type client struct {
 }
 
 // maxRounds bounds how many times a client of the fault phase takes its
-// plan's updates again while the faults go on.
-const maxRounds = 16
+// plan's updates again while the faults go on; againPause spaces the
+// updates of those rounds: they are there to span the faults, not to load
+// the store (unspaced, they doubled a simulated sweep's operations and its
+// CPU).
+const (
+	maxRounds  = 16
+	againPause = 5 * time.Millisecond
+)
 
 // run takes the plan's updates until they are done, the deadline passes or
 // ctx ends; with again (the fault phase), it takes them again, as updates
-// k+n, k+2n, …, up to maxRounds times, until the deadline: the traffic
+// k+n, k+2n, …, againPause apart, up to maxRounds times, until the deadline: the traffic
 // must go on until the last fault has healed and faultTail after it, not
 // stop before a fault that comes late in the plan (on a fast store, a
 // simulated one, the plan's updates were done before the primary was
@@ -112,6 +118,9 @@ func (cl *client) run(ctx context.Context, deadline time.Time, again bool, progr
 	for round := 0; round == 0 || again && round < maxRounds; round++ {
 		for k, e := range cl.plan.targets {
 			if ctx.Err() != nil || !time.Now().Before(deadline) {
+				return nil
+			}
+			if round > 0 && !wait.Sleep(ctx, againPause) {
 				return nil
 			}
 			if err := cl.update(ctx, round*n+k, cl.execs[e]); err != nil {
