@@ -1,6 +1,7 @@
 package lagsim
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -299,18 +300,26 @@ func (h *huntReplica) PendingOutbox(ctx context.Context) ([]model.OutboxEntry, e
 	case MutantKeepsDeleted:
 		h.cache.Lock()
 		defer h.cache.Unlock()
-		for _, e := range out {
-			h.outbox[e.Seq] = e
-		}
-		out = out[:0]
-		for seq, e := range h.outbox {
-			if !h.ownAcked[seq] {
-				out = append(out, e)
-			}
-		}
-		slices.SortFunc(out, func(x, y model.OutboxEntry) int { return int(x.Seq - y.Seq) })
+		out = kept(h.outbox, h.ownAcked, out, func(e model.OutboxEntry) int64 { return e.Seq })
 	}
 	return out, nil
+}
+
+// kept is keeps-deleted's listing: what the replica lists now, merged into
+// every entry listed before (seen), less what its own client acknowledged,
+// by seq.
+func kept[T any](seen map[int64]T, own map[int64]bool, now []T, seq func(T) int64) []T {
+	for _, e := range now {
+		seen[seq(e)] = e
+	}
+	var out []T
+	for s, e := range seen {
+		if !own[s] {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(x, y T) int { return cmp.Compare(seq(x), seq(y)) })
+	return out
 }
 
 // sameCommit says whether two event ids are emits of one commit (the
@@ -346,17 +355,7 @@ func (h *huntReplica) PendingSpawns(ctx context.Context) ([]model.SpawnEntry, er
 	}
 	h.cache.Lock()
 	defer h.cache.Unlock()
-	for _, e := range out {
-		h.spawns[e.Seq] = e
-	}
-	out = out[:0]
-	for seq, e := range h.spawns {
-		if !h.ownSpawn[seq] {
-			out = append(out, e)
-		}
-	}
-	slices.SortFunc(out, func(x, y model.SpawnEntry) int { return int(x.Seq - y.Seq) })
-	return out, nil
+	return kept(h.spawns, h.ownSpawn, out, func(e model.SpawnEntry) int64 { return e.Seq }), nil
 }
 
 func (h *huntReplica) DueTimers(ctx context.Context, now float64) ([]model.DueTimer, error) {
