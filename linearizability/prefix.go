@@ -137,8 +137,14 @@ func (g *globalChecker) replicaPrefixes(reads []int, own *floors) {
 	}
 	s.marks.seal()
 	s.side.seal()
+	rm := newRemovedState(g)
 	for _, i := range reads {
-		s.check(&g.h.Ops[i])
+		op := &g.h.Ops[i]
+		s.check(op)
+		switch op.Kind {
+		case KindPendingOutbox, KindPendingSpawns, KindDueTimers:
+			rm.check(op, s.marks, s.lows(op))
+		}
 	}
 }
 

@@ -85,7 +85,7 @@ func runPhase(ctx context.Context, t *Target, cfg *Config, ph phase) (res *Level
 	}
 	errs := make([]error, len(clients))
 	for i, c := range clients {
-		wg.Go(func() { errs[i] = c.run(ctx, deadline, cfg.Progress) })
+		wg.Go(func() { errs[i] = c.run(ctx, deadline, ph.faults, cfg.Progress) })
 	}
 	wg.Wait()
 	traffic := time.Since(start)

@@ -94,19 +94,41 @@ type client struct {
 	stats   clientStats
 }
 
+// maxRounds bounds how many times a client of the fault phase takes its
+// plan's updates again while the faults go on; againPause spaces the
+// updates of those rounds: they are there to span the faults, not to load
+// the store (unspaced, they doubled a simulated sweep's operations and its
+// CPU).
+const (
+	maxRounds  = 16
+	againPause = 5 * time.Millisecond
+)
+
 // run takes the plan's updates until they are done, the deadline passes or
-// ctx ends. Store errors are recorded, not returned; the error is a
-// harness failure (a call the recorder refused).
-func (cl *client) run(ctx context.Context, deadline time.Time, progress *atomic.Int64) error {
-	for k, e := range cl.plan.targets {
-		if ctx.Err() != nil || !time.Now().Before(deadline) {
-			return nil
-		}
-		if err := cl.update(ctx, k, cl.execs[e]); err != nil {
-			return fmt.Errorf("client %d: %w", cl.plan.idx, err)
-		}
-		if progress != nil {
-			progress.Add(1)
+// ctx ends; with again (the fault phase), it takes them again, as updates
+// k+n, k+2n, …, againPause apart, up to maxRounds times, until the deadline: the traffic
+// must go on until the last fault has healed and faultTail after it, not
+// stop before a fault that comes late in the plan (on a fast store, a
+// simulated one, the plan's updates were done before the primary was
+// killed, and a replica that came back older after the restart was read by
+// no one). Store errors are recorded, not returned; the error is a harness
+// failure (a call the recorder refused).
+func (cl *client) run(ctx context.Context, deadline time.Time, again bool, progress *atomic.Int64) error {
+	n := len(cl.plan.targets)
+	for round := 0; round == 0 || again && round < maxRounds; round++ {
+		for k, e := range cl.plan.targets {
+			if ctx.Err() != nil || !time.Now().Before(deadline) {
+				return nil
+			}
+			if round > 0 && !wait.Sleep(ctx, againPause) {
+				return nil
+			}
+			if err := cl.update(ctx, round*n+k, cl.execs[e]); err != nil {
+				return fmt.Errorf("client %d: %w", cl.plan.idx, err)
+			}
+			if progress != nil {
+				progress.Add(1)
+			}
 		}
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -125,6 +126,45 @@ func TestReplicaLagConflictCatchesShortSync(t *testing.T) {
 	for _, want := range []string{"after the heal's sync, the primary at", "differs from the primary after the heal"} {
 		if !strings.Contains(string(sweep), want) {
 			t.Errorf("the convergence check's finding %q is not in sweep.json", want)
+		}
+	}
+}
+
+// TestReplicaLagConflictCatchesRewindOnReconnect: a replica whose first
+// sync after a failed one (a cut link, a killed primary) serves its last
+// local checkpoint, older than what it served (lagsim's
+// rewind-on-reconnect), goes back in time in the fault phase only, and is
+// caught there only while the traffic goes on through the faults: before
+// the fault phase's clients took their plan again until the last fault had
+// healed, the simulation's traffic ended before the primary was killed
+// (docs/DETECTION.md, "A third blind hunt").
+// It runs at the scenario's default clients (8 on 4 executions: a cut
+// client and every client after the primary's restart rewind, and each
+// must read before its next sync; with 4 clients one run in three missed
+// it), on seed 1, or on the seeds STORECHECK_REWIND_SEEDS lists (1,2,3).
+func TestReplicaLagConflictCatchesRewindOnReconnect(t *testing.T) {
+	seeds := []uint64{1}
+	if s := os.Getenv("STORECHECK_REWIND_SEEDS"); s != "" {
+		seeds = nil
+		for _, f := range strings.Split(s, ",") {
+			n, err := strconv.ParseUint(f, 10, 64)
+			if err != nil {
+				t.Fatalf("STORECHECK_REWIND_SEEDS: %v", err)
+			}
+			seeds = append(seeds, n)
+		}
+	}
+	sc, err := Lookup("replica-lag-conflict")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seed := range seeds {
+		target := mustTarget(t, "lagsim:"+filepath.Join(t.TempDir(), "p.db")+"?lag=50ms&mutant=rewind-on-reconnect")
+		res := runWatched(t, 2*time.Minute, func(ctx context.Context) Result {
+			return sc.Run(ctx, target, Params{Seed: seed, OutDir: t.TempDir(), Clients: 8, Executions: 4, Ops: 240})
+		})
+		if res.Verdict != reports.Fail || res.Guarantee != "replica read" || !strings.HasPrefix(res.Reason, "faults: ") || !strings.Contains(res.Reason, "went back in time") {
+			t.Errorf("seed %d: verdict %s, guarantee %q: %s", seed, res.Verdict, res.Guarantee, res.Reason)
 		}
 	}
 }

@@ -177,10 +177,12 @@ func (w *worker) commitFrom(ctx context.Context, exec string, from view, event *
 	}
 	octx, cancel := w.op(ctx)
 	defer cancel()
+	end := func(bool) {}
 	if b.ProcessedEventID != nil {
-		defer w.flying.begin(exec, *b.ProcessedEventID)()
+		end = w.flying.begin(exec, *b.ProcessedEventID, w.idx)
 	}
 	err := w.c.Commit(octx, exe, b)
+	end(err == nil)
 	w.committed(exec, from, token, err)
 	w.acked(err)
 	return err
@@ -281,11 +283,28 @@ func (w *worker) loadForEvent(ctx context.Context, exec string) error {
 	return err
 }
 
+// isProcessed asks about an event: that of the next commit another client
+// acknowledges on exec (waiting up to probeWait), else of the last one
+// acknowledged, else that of a commit in flight there, else one of this
+// client's. When the store says it is processed,
+// the engine loads the execution to act on it: the row must be at least
+// the version that processed the event (a reader whose marker comes from a
+// fresher copy than its rows, a replica that answers is_processed on the
+// primary say, shows it older).
 func (w *worker) isProcessed(ctx context.Context, exec string) error {
+	event := w.eventID(exec)
+	if e := w.flying.awaitAcked(exec, w.idx, probeWait); e != "" {
+		event = e
+	} else if e := w.flying.await(exec, probeWait); e != "" {
+		event = e
+	}
 	octx, cancel := w.op(ctx)
-	defer cancel()
-	_, err := w.c.IsProcessed(octx, exec, w.eventID(exec))
-	return err
+	done, err := w.c.IsProcessed(octx, exec, event)
+	cancel()
+	if err != nil || !done {
+		return err
+	}
+	return w.load(ctx, exec)
 }
 
 func (w *worker) readTrace(ctx context.Context, exec string) error {

@@ -15,19 +15,41 @@ import (
 type inflight struct {
 	mu     sync.Mutex
 	events map[string][]string // execution → events of the commits in flight, oldest first
+	ended  map[string][]ended  // execution → the last commits acknowledged, oldest first
+	acks   uint64              // acknowledgements recorded so far
 }
 
-func newInflight() *inflight { return &inflight{events: map[string][]string{}} }
+// ended is an acknowledged commit's event, its client, and its place in
+// the order acknowledgements were recorded in.
+type ended struct {
+	event  string
+	client int
+	seq    uint64
+}
 
-// begin records that a commit with event is in flight on exec; the
-// function it returns ends it.
-func (f *inflight) begin(exec, event string) func() {
+// keepEnded bounds the acknowledged commits kept per execution.
+const keepEnded = 8
+
+func newInflight() *inflight {
+	return &inflight{events: map[string][]string{}, ended: map[string][]ended{}}
+}
+
+// begin records that a commit of client with event is in flight on exec;
+// the function it returns ends it, saying whether it was acknowledged.
+func (f *inflight) begin(exec, event string, client int) func(acked bool) {
 	f.mu.Lock()
 	f.events[exec] = append(f.events[exec], event)
 	f.mu.Unlock()
-	return func() {
+	return func(acked bool) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
+		if acked {
+			f.acks++
+			f.ended[exec] = append(f.ended[exec], ended{event, client, f.acks})
+			if n := len(f.ended[exec]); n > keepEnded {
+				f.ended[exec] = f.ended[exec][n-keepEnded:]
+			}
+		}
 		evs := f.events[exec]
 		for i, e := range evs {
 			if e == event {
@@ -51,6 +73,39 @@ func (f *inflight) event(exec string) string {
 		return evs[0]
 	}
 	return ""
+}
+
+// last is the event of the commit last acknowledged on exec of a client
+// other than client, after the after-th acknowledgement; "" when none.
+func (f *inflight) last(exec string, client int, after uint64) string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	evs := f.ended[exec]
+	for i := len(evs) - 1; i >= 0 && evs[i].seq > after; i-- {
+		if evs[i].client != client {
+			return evs[i].event
+		}
+	}
+	return ""
+}
+
+// awaitAcked is the event of the next commit on exec that a client other
+// than client has acknowledged, waiting up to d for one; when none comes,
+// the last such one before, or "". A probe of it reaches a reader that has
+// not synced since (a replica on a schedule) before that reader can hold
+// it.
+func (f *inflight) awaitAcked(exec string, client int, d time.Duration) string {
+	f.mu.Lock()
+	from := f.acks
+	f.mu.Unlock()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if e := f.last(exec, client, from); e != "" {
+			return e
+		}
+		time.Sleep(awaitPoll)
+	}
+	return f.last(exec, client, 0)
 }
 
 // awaitPoll is how often await looks again.

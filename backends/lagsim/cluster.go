@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/backends/sqlite"
@@ -42,6 +44,11 @@ type member struct {
 	reader *snapshot // the snapshot the replica reads; nil for a mutant of two snapshots
 	held   holder    // what the replica holds, for the convergence check (position.go)
 	cut    atomic.Bool
+	// Of a hunt mutant (hunt.go): its link, its refused calls, its
+	// schedule.
+	wrap          func(*link) model.Store
+	onUnreachable func()
+	slow          bool
 }
 
 // OpenCluster opens (creating if needed) the primary at path, with the
@@ -80,8 +87,11 @@ func (c *Cluster) NewReplica(ctx context.Context, name string, stream uint64) (*
 	switch c.opt.Mutant {
 	case MutantTornReplica:
 		return c.newTornReplica(ctx, name, stream)
-	case MutantShortSync:
+	case MutantShortSync, MutantPositionAhead:
 		return c.newShortReplica(ctx, name, stream)
+	}
+	if slices.Contains(huntMutants, c.opt.Mutant) {
+		return c.newHuntReplica(ctx, name, stream)
 	}
 	reader, err := openReplica(ctx, c.path, c.cfg, name)
 	if err != nil {
@@ -118,7 +128,26 @@ func (c *Cluster) newShortReplica(ctx context.Context, name string, stream uint6
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", Scheme, err)
 	}
+	short.lie = c.opt.Mutant == MutantPositionAhead
 	return c.addMember(ctx, name, stream, &member{held: short}, c.primary, ownWrites(c.write, short), short, short.refresh)
+}
+
+// newHuntReplica opens a client of one of the third blind hunt's mutants
+// (hunt.go).
+func (c *Cluster) newHuntReplica(ctx context.Context, name string, stream uint64) (*replica.Store, error) {
+	h, err := openHunt(ctx, c.path, c.cfg, name, c.opt.Mutant)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", Scheme, err)
+	}
+	m := &member{held: h, onUnreachable: h.unreachable, slow: c.opt.Mutant == MutantLagBeyondBound,
+		wrap: func(l *link) model.Store { return huntLink{l, h} }}
+	h.primary = c.primary
+	h.gate = func() error { return c.reachable(name, m) }
+	write := func(fn func() error) error {
+		h.beforeWrite()
+		return ownWrites(c.write, h)(fn)
+	}
+	return c.addMember(ctx, name, stream, m, c.primary, write, h, h.refresh)
 }
 
 // ownWrites sends the writes of a mutant replica's client through write,
@@ -146,13 +175,24 @@ func ownWrites(write func(func() error) error, r interface{ wrote() }) func(func
 // member. c.mu is held. On error reader is closed.
 func (c *Cluster) addMember(ctx context.Context, name string, stream uint64, m *member, primary *sqlstore.Store, write func(func() error) error, reader model.Store, fresh func(context.Context) error) (*replica.Store, error) {
 	gate := func() error { return c.reachable(name, m) }
+	l := &link{inner: primary, gate: gate, write: write, latency: c.opt.WriteLatency}
+	var to model.Store = l
+	if m.wrap != nil {
+		to = m.wrap(l)
+	}
+	schedule := c.opt.Schedule(stream)
+	if m.slow {
+		// BUG (lag-beyond-bound): ten times the declared interval, and
+		// every 100 ms where every read should sync.
+		schedule.Interval = max(10*schedule.Interval, 100*time.Millisecond)
+	}
 	st, err := replica.New(ctx, replica.Config{
 		Name:           Scheme,
 		Replica:        name,
-		Primary:        &link{inner: primary, gate: gate, write: write, latency: c.opt.WriteLatency},
+		Primary:        to,
 		Reader:         reader,
 		Sync:           c.syncer(fresh, gate),
-		Schedule:       c.opt.Schedule(stream),
+		Schedule:       schedule,
 		ReadYourWrites: c.opt.ReadYourWrites,
 		// libSQL's embedded replica syncs after every statement it sends
 		// to the primary, a commit that conflicted included.
@@ -181,7 +221,9 @@ func (c *Cluster) syncer(fresh func(context.Context) error, gate func() error) f
 		if n == copied {
 			return nil
 		}
-		if err := fresh(ctx); err != nil {
+		if err := fresh(ctx); errors.Is(err, errPartial) {
+			return nil // moved, but not to what the count says: the next sync is not skipped
+		} else if err != nil {
 			return err
 		}
 		copied = n
@@ -191,13 +233,17 @@ func (c *Cluster) syncer(fresh func(context.Context) error, gate func() error) f
 
 // reachable is the link's state: nil when the client reaches the primary.
 func (c *Cluster) reachable(name string, m *member) error {
+	var err error
 	switch {
 	case c.down.Load():
-		return fmt.Errorf("primary is down (simulated kill): %w", errUnreachable)
+		err = fmt.Errorf("primary is down (simulated kill): %w", errUnreachable)
 	case m.cut.Load():
-		return fmt.Errorf("replica %s is cut from the primary (simulated): %w", name, errUnreachable)
+		err = fmt.Errorf("replica %s is cut from the primary (simulated): %w", name, errUnreachable)
 	}
-	return nil
+	if err != nil && m.onUnreachable != nil {
+		m.onUnreachable()
+	}
+	return err
 }
 
 // forget removes a closed replica's entry.

@@ -9,8 +9,8 @@
 // read). Further parameters: jitter=F (each wait is D·[1−F, 1+F], default
 // 0.5), read_your_writes=BOOL (default true, as in go-libsql), seed=N (the
 // jitter's seed when the URL is opened on its own; a scenario passes its
-// run's seed), and mutant=cas-on-replica, mutant=torn-replica or
-// mutant=short-sync (see below).
+// run's seed), and mutant=NAME (cas-on-replica, torn-replica, short-sync
+// and the hunt's, below).
 //
 // # The replica
 //
@@ -70,5 +70,13 @@
 // state of the replica's previous sync (short.go); its own writes it
 // reads. Its reads look like more lag; after the heal its rows and its
 // position are behind the primary's, which the heal's loads and the
-// convergence check catch.
+// convergence check catch. mutant=position-ahead is short-sync reporting the
+// position its sync saw at the primary.
+//
+// The third blind hunt's mutants (hunt.go; docs/DETECTION.md, "A third
+// blind hunt: replica reads") each break one clause of what a replica read
+// may return: rewind-on-reconnect, flip-flop, lag-beyond-bound (which the
+// contract allows: it bounds no staleness), ryw-commits-only, ryw-early,
+// lost-frames, reorder-emits, sharded-apply, keeps-deleted, mixed-source
+// and mid-txn-stop.
 package lagsim

@@ -33,6 +33,7 @@ type shortReplica struct {
 	mu            sync.RWMutex // reads share it, a sync holds it alone
 	served, ahead *snapshot    // each on a replica connection (snapshot.go)
 	own           atomic.Bool  // a write of the client succeeded since the last sync
+	lie           bool         // position-ahead: the position is the one its sync saw
 }
 
 var _ model.Store = (*shortReplica)(nil)
@@ -72,6 +73,11 @@ func (s *shortReplica) refresh(ctx context.Context) error {
 func (s *shortReplica) position() int64 {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
+	if s.lie {
+		// BUG (position-ahead): the position the sync saw at the primary,
+		// not the one of the state served.
+		return s.ahead.position()
+	}
 	return s.served.position()
 }
 

@@ -25,7 +25,7 @@ const (
 )
 
 // mutants are the known mutants, in the order errors list them.
-var mutants = []string{MutantCASOnReplica, MutantTornReplica, MutantShortSync}
+var mutants = append([]string{MutantCASOnReplica, MutantTornReplica, MutantShortSync, MutantPositionAhead}, huntMutants...)
 
 // MaxLag bounds the lag a URL may ask for.
 const MaxLag = time.Minute

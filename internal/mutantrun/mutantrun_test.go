@@ -67,6 +67,16 @@ var onlyCaughtBy = map[string][2]string{
 	"torn-replica":  {"concurrent", "replica read"},
 	"short-sync":    {"concurrent", "replica convergence"},
 	"seq-before-tx": {"concurrent", "delivery order"},
+	// The third blind hunt's (docs/DETECTION.md): a replica that goes back
+	// every other read, one whose is_processed is answered by the primary,
+	// one whose sync stops inside a commit, one that reports a position it
+	// does not serve, and one that syncs one shard of its executions at a
+	// time (its heal sync leaves the other behind).
+	"flip-flop":      {"concurrent", "replica read"},
+	"mixed-source":   {"concurrent", "replica read"},
+	"mid-txn-stop":   {"concurrent", "atomicity"},
+	"position-ahead": {"concurrent", "replica convergence"},
+	"sharded-apply":  {"concurrent", "replica convergence"},
 }
 
 // Every mutant is caught and no correct backend is flagged, at three seeds,
@@ -77,6 +87,16 @@ func TestEveryMutantCaught(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()
 			subjects, scs := ciSubjects(t)
+			hunt := map[string]bool{}
+			for _, h := range huntSubjects() {
+				hunt[h.Name] = true
+			}
+			if seed > 1 {
+				// The third blind hunt's ten run at seed 1 only: at three
+				// seeds they took this package from 62 to 110 s (load 7–8);
+				// docs/DETECTION.md gives their rates over seeds 1–20.
+				subjects = slices.DeleteFunc(subjects, func(s Subject) bool { return hunt[s.Name] })
+			}
 			tab, _, err := Runner{Subjects: subjects, Scenarios: scs, Sizing: ciSizing(), Seed: seed, StopAtCatch: true, Budget: time.Minute, TempDir: t.TempDir()}.Run(context.Background())
 			if err != nil {
 				t.Fatal(err)
@@ -102,6 +122,7 @@ func TestEveryMutantCaught(t *testing.T) {
 			for name, want := range onlyCaughtBy {
 				row, ok := tab.Row(name)
 				switch {
+				case !ok && hunt[name] && seed > 1:
 				case !ok:
 					t.Errorf("%s is not in the catalogue", name)
 				case row.By == nil || row.By.Scenario != want[0] || row.By.Guarantee != want[1]:
@@ -441,5 +462,28 @@ func TestReproduceQuotesTheBackend(t *testing.T) {
 	got := tab.Summary("storecheck mutants").Runs[0].Reproduce
 	if want := "storecheck run --backend 'mutant:unsynced-full?path={dir}/store.db' --scenario power-loss --seed 5 "; !strings.HasPrefix(got, want) {
 		t.Errorf("reproduce %q\nwant it to start with %q", got, want)
+	}
+}
+
+// The concurrent histories hold a replica's listings to what acks removed
+// (linearizability/removed.go): keeps-deleted (others' acks never reach its
+// listings) and ryw-commits-only (no sync after its own acks) are caught by
+// concurrent alone, as replica reads, although the sequential suite, which
+// the catalogue runs first, usually catches them before (its resets, its
+// read_trace after append_trace).
+func TestConcurrentHoldsReplicaListingsToAcks(t *testing.T) {
+	subjects, err := Select(Subjects(), []string{"keeps-deleted", "ryw-commits-only"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, _, err := Runner{Subjects: subjects, Scenarios: []scenarios.Scenario{concurrentScenario()}, Sizing: ciSizing(), Seed: 1, TempDir: t.TempDir()}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range subjects {
+		row, ok := tab.Row(s.Name)
+		if !ok || row.By == nil || row.By.Guarantee != "replica read" {
+			t.Errorf("%s: caught by %+v, want concurrent (replica read)", s.Name, row.By)
+		}
 	}
 }

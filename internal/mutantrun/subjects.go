@@ -54,6 +54,9 @@ func Subjects() []Subject {
 			"the simulated embedded replica's sync reports success but stops at the primary's state of its previous sync (a sync bounded by the replication index of the round trip before), " +
 			"while its own writes read back, so its reads look like more lag until the heal, whose loads find it behind the primary.",
 			URL: func(dir string) string { return lagsimURL(dir, lagsim.MutantShortSync) }},
+	)
+	out = append(out, huntSubjects()...)
+	out = append(out,
 		Subject{Name: "memory", Kind: Correct, Breaks: "nothing: the in-memory reference model.",
 			URL: func(string) string { return "memory:" }},
 		Subject{Name: "sqlite", Kind: Correct, Breaks: "nothing: the SQLite store on a fresh file.",
@@ -67,6 +70,29 @@ func Subjects() []Subject {
 		if m.Correct {
 			out = append(out, mutantSubject(m))
 		}
+	}
+	return out
+}
+
+// huntSubjects are the replica simulation's mutants of the third blind hunt
+// (docs/DETECTION.md, "A third blind hunt: replica reads") that a default
+// run catches on every seed of 1–10.
+func huntSubjects() []Subject {
+	hunt := []struct{ name, breaks string }{
+		{lagsim.MutantFlipFlop, "a replica never shows less than it showed before: the simulated replica serves every other read from the snapshot before its newest (two copies behind one name), so it goes back in time; its own writes read back."},
+		{lagsim.MutantRYWEarly, "read-your-writes: the sync after a write of the client serves the primary's state from before the write began (the index of the write's start), so the client loads its own commit undone."},
+		{lagsim.MutantRYWCommitsOnly, "read-your-writes for every write: the sync after the client's ack_outbox, ack_spawn, delete_timer or append_trace is reported done and does nothing (commits keep theirs), so the client lists what it acknowledged."},
+		{lagsim.MutantLostFrames, "a replica applies every commit whole: the outbox inserts whose seq is 3 mod 7 never reach the simulated replica, so it shows later commits without an earlier one's emit."},
+		{lagsim.MutantReorderEmits, "a replica applies a commit's statements in order: of two adjacent seqs of one commit, each holds the other's event on the simulated replica (a commit's emits out of batch order)."},
+		{lagsim.MutantShardedApply, "replica reads are states of one prefix of the commits: the simulated replica applies each execution's rows in a shard of its own, the two shards synced by turns, so one execution is ahead of another and of the outbox."},
+		{lagsim.MutantKeepsDeleted, "replica reads are states of one prefix: the simulated replica's outbox and spawn listings merge every entry they listed before, forgotten only when its own client acknowledged it, so others' acks never reach it."},
+		{lagsim.MutantMixedSource, "a replica never shows less than it showed before, of any table: is_processed is answered by the primary and every other read by the replica, so a client told an event is processed then loads a version before it."},
+		{lagsim.MutantMidTxnStop, "no reader sees part of a commit: a sync of other clients' commits stops before the last outbox insert of the newest commit that has more than one."},
+		{lagsim.MutantPositionAhead, "a replica's sync brings it to the primary and its position says what it holds: short-sync whose reported position is the one its sync saw at the primary, not that of the state it serves."},
+	}
+	out := make([]Subject, 0, len(hunt))
+	for _, m := range hunt {
+		out = append(out, Subject{Name: m.name, Kind: Mutant, Breaks: m.breaks, URL: func(dir string) string { return lagsimURL(dir, m.name) }})
 	}
 	return out
 }
