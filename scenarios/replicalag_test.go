@@ -66,9 +66,16 @@ func TestReplicaLagConflictOnTheSimulation(t *testing.T) {
 	}
 }
 
+// TestReplicaLagConflictCatchesCASOnReplica: a replica that takes the
+// compare-and-swap itself (lagsim's cas-on-replica) lets two clients commit
+// from one version, so the sweep counts lost updates. The guarantee the
+// verdict names is the first broken in the first level that failed, in the
+// checker's order: lost update, or linearizability when that level's
+// history breaks only that (seen once in about fifteen runs, with 263 lost
+// updates counted in the sweep); both are this bug.
 func TestReplicaLagConflictCatchesCASOnReplica(t *testing.T) {
 	res, _ := runReplicaLagOn(t, "lagsim:"+filepath.Join(t.TempDir(), "p.db")+"?lag=50ms&mutant=cas-on-replica", 240)
-	if res.Verdict != reports.Fail || res.Guarantee != "lost update" || res.Metrics["lost_updates"] == 0 {
+	if res.Verdict != reports.Fail || !slices.Contains([]string{"lost update", "linearizability"}, res.Guarantee) || res.Metrics["lost_updates"] == 0 {
 		t.Fatalf("verdict %s, guarantee %q: %s", res.Verdict, res.Guarantee, res.Reason)
 	}
 }
