@@ -220,13 +220,19 @@ const unseenInstall = "came back over a snapshot it installed but never restored
 
 // showsDamage says whether the checks after the heal found node short:
 // missing an acknowledged version, or its tables unlike those of a node
-// that is not in damaged. Without the nodes' tables (the checks stopped
-// before reading them) nothing shows.
+// that is not in damaged. When every node read is in damaged (each had
+// such a restart: the fault moves from node to node), the other damaged
+// nodes are what it is compared with: two of them that differ have no
+// sound node to tell which lost what, and both are shown. Without the
+// nodes' tables (the checks stopped before reading them) nothing shows.
 func (a afterHeal) showsDamage(node string, damaged map[string]bool) bool {
 	var mine *nodeTables
+	sound := false
 	for i := range a.nodes {
 		if a.nodes[i].ID == node {
 			mine = &a.nodes[i]
+		} else if !damaged[a.nodes[i].ID] && a.nodes[i].Dump != nil {
+			sound = true
 		}
 	}
 	if mine == nil || mine.Dump == nil {
@@ -236,7 +242,7 @@ func (a afterHeal) showsDamage(node string, damaged map[string]bool) bool {
 		return true
 	}
 	for _, other := range a.nodes {
-		if other.ID != node && !damaged[other.ID] && other.Dump != nil &&
+		if other.ID != node && (!sound || !damaged[other.ID]) && other.Dump != nil &&
 			len(model.Diff(other.Dump, mine.Dump, model.DiffOptions{ExactSeqs: true, Limit: 1})) > 0 {
 			return true
 		}

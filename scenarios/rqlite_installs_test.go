@@ -177,6 +177,37 @@ func TestUnrestoredInstallUnseenAfterHeal(t *testing.T) {
 	}
 }
 
+// TestDamageShownWhenEveryNodeRestartedOverAnInstall: the fault moves
+// from node to node, so in a run every node may have restarted over an
+// unrestored install (TestKillDuringInstall, 2026-12-03: three kills, three
+// such restarts, n2's outbox unlike n1's after the heal, every
+// acknowledged version held). With no sound node to compare with, the
+// damaged nodes are compared with one another: those that differ show the
+// damage, nodes that all agree show none, and a sound node, when there is
+// one, is still what decides.
+func TestDamageShownWhenEveryNodeRestartedOverAnInstall(t *testing.T) {
+	all := map[string]bool{"n1": true, "n2": true, "n3": true}
+	acked := map[string]int64{"e0": 20}
+	differ := afterHeal{nodes: []nodeTables{tablesAt("n1", 20), tablesAt("n2", 21), tablesAt("n3", 20)}, acked: acked}
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if !differ.showsDamage(n, all) {
+			t.Errorf("%s: every node damaged, n2 unlike the others: %s shows nothing", n, n)
+		}
+	}
+	agree := afterHeal{nodes: []nodeTables{tablesAt("n1", 20), tablesAt("n2", 20), tablesAt("n3", 20)}, acked: acked}
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if agree.showsDamage(n, all) {
+			t.Errorf("%s: every node damaged, all alike: %s shows damage", n, n)
+		}
+	}
+	// n3 sound and alike n1: n1 shows nothing though it differs from n2
+	// (damaged), and n2 shows the damage.
+	two := map[string]bool{"n1": true, "n2": true}
+	if differ.showsDamage("n1", two) || !differ.showsDamage("n2", two) {
+		t.Errorf("with a sound n3: n1 shown %v (want false), n2 shown %v (want true)", differ.showsDamage("n1", two), differ.showsDamage("n2", two))
+	}
+}
+
 // fakeDirs is a cluster whose nodes' data folders are dir/ID.
 type fakeDirs string
 
