@@ -148,10 +148,22 @@ func TestReplicaLagConflictCatchesShortSync(t *testing.T) {
 // It runs at the scenario's default clients (8 on 4 executions: a cut
 // client and every client after the primary's restart rewind, and each
 // must read before its next sync; with 4 clients one run in three missed
-// it), on seed 1, or on the seeds STORECHECK_REWIND_SEEDS lists (1,2,3).
+// it). Whether a rewound replica is read before its next sync is a matter
+// of timing, not of the seed: 10 of seeds 1–10 caught it on a machine
+// otherwise idle, and seed 1 missed it once in make test beside the other
+// packages (a clean-clone .ci/run, 2026-12-03). So the test gives it up to
+// rewindTries runs (seeds 1, 2, …), each a run of its own, and fails when
+// none catches it, or when one fails for anything else. With
+// STORECHECK_REWIND_SEEDS (1,2,3) every seed listed must catch it: the
+// rate, for docs/DETECTION.md.
 func TestReplicaLagConflictCatchesRewindOnReconnect(t *testing.T) {
-	seeds := []uint64{1}
+	const rewindTries = 4
+	seeds, every := make([]uint64, rewindTries), false
+	for i := range seeds {
+		seeds[i] = uint64(i + 1)
+	}
 	if s := os.Getenv("STORECHECK_REWIND_SEEDS"); s != "" {
+		every = true
 		seeds = nil
 		for _, f := range strings.Split(s, ",") {
 			n, err := strconv.ParseUint(f, 10, 64)
@@ -170,9 +182,19 @@ func TestReplicaLagConflictCatchesRewindOnReconnect(t *testing.T) {
 		res := runWatched(t, 2*time.Minute, func(ctx context.Context) Result {
 			return sc.Run(ctx, target, Params{Seed: seed, OutDir: t.TempDir(), Clients: 8, Executions: 4, Ops: 240})
 		})
-		if res.Verdict != reports.Fail || res.Guarantee != "replica read" || !strings.HasPrefix(res.Reason, "faults: ") || !strings.Contains(res.Reason, "went back in time") {
+		switch {
+		case res.Verdict == reports.Pass && !every:
+			t.Logf("seed %d missed the rewound replica", seed)
+			continue
+		case res.Verdict != reports.Fail || res.Guarantee != "replica read" || !strings.HasPrefix(res.Reason, "faults: ") || !strings.Contains(res.Reason, "went back in time"):
 			t.Errorf("seed %d: verdict %s, guarantee %q: %s", seed, res.Verdict, res.Guarantee, res.Reason)
 		}
+		if !every {
+			return
+		}
+	}
+	if !every {
+		t.Fatalf("%d runs of replica-lag-conflict (seeds 1–%d) missed the rewound replica", rewindTries, rewindTries)
 	}
 }
 
