@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -259,9 +258,11 @@ const (
 	installsIndex    = "index.txt"
 )
 
-// dataDirs is a cluster whose nodes' data folders storecheck can read
-// (Dir()/ID: a cluster of processes).
-type dataDirs interface{ Dir() string }
+// nodeSaver is a cluster that can copy a node's data folder (a cluster of
+// processes: cluster.Processes.SaveNode).
+type nodeSaver interface {
+	SaveNode(ctx context.Context, id, dst string, leaveOut ...string) error
+}
 
 // keepInstallCopies returns chaos.KillDuringInstall's Killed hook for a
 // run whose evidence goes to out: it copies the killed follower's data
@@ -271,52 +272,25 @@ type dataDirs interface{ Dir() string }
 // snapshot store (wsnapshots/) and the database it was not restored into
 // (db.sqlite, with the clean_snapshot fingerprint its fast path will
 // trust). A copy that failed says so in installsIndex (the verdict stands
-// without it). nil when there is no folder or the cluster's files cannot
-// be read.
+// without it). nil when there is no folder or the cluster cannot copy a
+// node's files.
 func keepInstallCopies(out string, cl any) func(context.Context, string) {
-	d, ok := cl.(dataDirs)
+	saver, ok := cl.(nodeSaver)
 	f := evidence.At(out)
 	if !ok || f.None() {
 		return nil
 	}
 	var k atomic.Int32
-	return func(_ context.Context, id string) {
+	return func(ctx context.Context, id string) {
 		name := fmt.Sprintf("%d-%s", k.Add(1), id)
 		at := time.Now().UTC()
-		dst := f.Phase(installsEvidence).Path(name)
-		err := copyDataFolder(filepath.Join(d.Dir(), id), dst)
+		err := saver.SaveNode(ctx, id, f.Phase(installsEvidence).Path(name), "raft.db")
 		line := fmt.Sprintf("%s: %s SIGKILLed on its install line at %s; copy of its data folder without raft.db", name, id, at.Format("15:04:05.000"))
 		if err != nil {
 			line += fmt.Sprintf(" (incomplete: %v)", err)
 		}
 		_ = appendLine(f.Phase(installsEvidence).Path(installsIndex), line)
 	}
-}
-
-// copyDataFolder copies the rqlite data folder src to dst, but its Raft
-// log (raft.db).
-func copyDataFolder(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, path)
-		if err != nil {
-			return err
-		}
-		to := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.MkdirAll(to, 0o755)
-		case rel == "raft.db" || !d.Type().IsRegular():
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(to, data, 0o644)
-	})
 }
 
 // appendLine adds line to the file at path, creating it.

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,59 +209,47 @@ func TestDamageShownWhenEveryNodeRestartedOverAnInstall(t *testing.T) {
 	}
 }
 
-// fakeDirs is a cluster whose nodes' data folders are dir/ID.
-type fakeDirs string
+// savedNodes is a cluster whose node copies are files saying what was
+// asked: the node, and what to leave out.
+type savedNodes struct{ fail string }
 
-func (d fakeDirs) Dir() string { return string(d) }
+func (c savedNodes) SaveNode(_ context.Context, id, dst string, leaveOut ...string) error {
+	if id == c.fail {
+		return errors.New("node gone")
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dst, "asked"), []byte(id+" without "+strings.Join(leaveOut, ",")), 0o644)
+}
 
 // TestKeepInstallCopies: each kill on an install line keeps a copy of the
-// killed node's data folder as it was at that moment — its snapshot store
-// and database, not its Raft log — numbered in the order of the kills, and
-// says when in installs/index.txt; later changes to the node's files do
-// not reach the copy.
+// killed node's data folder, its Raft log left out (the copying itself:
+// cluster's TestSaveNode), numbered in the order of the kills, and says
+// when in installs/index.txt, and which copy failed.
 func TestKeepInstallCopies(t *testing.T) {
-	data, out := t.TempDir(), t.TempDir()
-	files := map[string]string{
-		"n2/db.sqlite":                 "old database",
-		"n2/clean_snapshot":            "fingerprint",
-		"n2/raft.db":                   "raft log",
-		"n2/wsnapshots/4-9722/data.db": "installed snapshot",
+	out := t.TempDir()
+	if keepInstallCopies("", savedNodes{}) != nil || keepInstallCopies(out, struct{}{}) != nil {
+		t.Fatal("a hook without a run folder, or on a cluster that cannot copy a node")
 	}
-	for name, text := range files {
-		path := filepath.Join(data, name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if keepInstallCopies("", fakeDirs(data)) != nil || keepInstallCopies(out, struct{}{}) != nil {
-		t.Fatal("a hook without a run folder, or on a cluster whose files cannot be read")
-	}
-	killed := keepInstallCopies(out, fakeDirs(data))
+	killed := keepInstallCopies(out, savedNodes{fail: "n3"})
 	killed(context.Background(), "n2")
-	if err := os.WriteFile(filepath.Join(data, "n2/db.sqlite"), []byte("restored"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	killed(context.Background(), "n2")
+	killed(context.Background(), "n1")
+	killed(context.Background(), "n3")
 	for _, c := range []struct{ name, want string }{
-		{"1-n2/db.sqlite", "old database"},
-		{"1-n2/clean_snapshot", "fingerprint"},
-		{"1-n2/wsnapshots/4-9722/data.db", "installed snapshot"},
-		{"2-n2/db.sqlite", "restored"},
+		{"1-n2/asked", "n2 without raft.db"},
+		{"2-n1/asked", "n1 without raft.db"},
 	} {
 		got, err := os.ReadFile(filepath.Join(out, installsEvidence, c.name))
 		if err != nil || string(got) != c.want {
 			t.Errorf("%s: %q, %v; want %q", c.name, got, err, c.want)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(out, installsEvidence, "1-n2", "raft.db")); !os.IsNotExist(err) {
-		t.Errorf("the Raft log was copied (stat: %v)", err)
-	}
 	index, err := os.ReadFile(filepath.Join(out, installsEvidence, installsIndex))
 	lines := strings.Split(strings.TrimSpace(string(index)), "\n")
-	if err != nil || len(lines) != 2 || !strings.HasPrefix(lines[0], "1-n2: n2 SIGKILLed on its install line at ") || !strings.HasPrefix(lines[1], "2-n2: ") || strings.Contains(string(index), "incomplete") {
+	if err != nil || len(lines) != 3 || !strings.HasPrefix(lines[0], "1-n2: n2 SIGKILLed on its install line at ") ||
+		!strings.HasPrefix(lines[1], "2-n1: ") || strings.Contains(lines[1], "incomplete") ||
+		!strings.HasPrefix(lines[2], "3-n3: ") || !strings.Contains(lines[2], "(incomplete: node gone)") {
 		t.Errorf("index: %v\n%s", err, index)
 	}
 }

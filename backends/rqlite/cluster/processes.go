@@ -6,9 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -267,11 +269,50 @@ func (p *Processes) SaveData(ctx context.Context, dir string) error {
 		if err := ctx.Err(); err != nil {
 			return errors.Join(append(errs, err)...)
 		}
-		if err := os.CopyFS(filepath.Join(dir, n.ID), os.DirFS(filepath.Join(p.dir, n.ID))); err != nil {
-			errs = append(errs, fmt.Errorf("save data of %s: %w", n.ID, err))
+		if err := p.SaveNode(ctx, n.ID, filepath.Join(dir, n.ID)); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// SaveNode copies node id's data folder into dst, but the files leaveOut
+// names (paths within the folder, e.g. "raft.db") and anything not a
+// regular file or folder: the evidence of one moment of a node that is
+// down (kill-during-install keeps one at every kill on an install line).
+func (p *Processes) SaveNode(ctx context.Context, id, dst string, leaveOut ...string) error {
+	pr, err := p.proc(id)
+	if err != nil {
+		return err
+	}
+	err = filepath.WalkDir(pr.data, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(pr.data, path)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		switch {
+		case d.IsDir():
+			return os.MkdirAll(to, 0o755)
+		case slices.Contains(leaveOut, filepath.ToSlash(rel)) || !d.Type().IsRegular():
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(to, data, 0o644)
+	})
+	if err != nil {
+		return fmt.Errorf("save data of %s: %w", id, err)
+	}
+	return nil
 }
 
 // Kill implements Cluster: SIGKILL, then reaped.

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,4 +71,55 @@ func TestFailedStartLeavesLogs(t *testing.T) {
 		t.Errorf("%s.log lacks the server's own account:\n%s", exited, log)
 	}
 	t.Logf("%v", err)
+}
+
+// TestSaveNode: a node's data folder is copied as it is at that moment —
+// its snapshot store and database, not the files left out (the Raft log) —
+// and later changes to the node's files do not reach the copy; an unknown
+// node is an error.
+func TestSaveNode(t *testing.T) {
+	data, out := t.TempDir(), t.TempDir()
+	files := map[string]string{
+		"db.sqlite":                 "old database",
+		"clean_snapshot":            "fingerprint",
+		"raft.db":                   "raft log",
+		"wsnapshots/4-9722/data.db": "installed snapshot",
+	}
+	for name, text := range files {
+		path := filepath.Join(data, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := &Processes{procs: []*proc{{node: Node{ID: "n2"}, data: data}}}
+	if err := p.SaveNode(context.Background(), "n2", filepath.Join(out, "1"), "raft.db"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(data, "db.sqlite"), []byte("restored"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SaveNode(context.Background(), "n2", filepath.Join(out, "2")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, want string }{
+		{"1/db.sqlite", "old database"},
+		{"1/clean_snapshot", "fingerprint"},
+		{"1/wsnapshots/4-9722/data.db", "installed snapshot"},
+		{"2/db.sqlite", "restored"},
+		{"2/raft.db", "raft log"},
+	} {
+		got, err := os.ReadFile(filepath.Join(out, c.name))
+		if err != nil || string(got) != c.want {
+			t.Errorf("%s: %q, %v; want %q", c.name, got, err, c.want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "1", "raft.db")); !os.IsNotExist(err) {
+		t.Errorf("the Raft log was copied (stat: %v)", err)
+	}
+	if err := p.SaveNode(context.Background(), "n9", filepath.Join(out, "3")); !errors.Is(err, ErrUnknownNode) {
+		t.Errorf("unknown node: %v", err)
+	}
 }
