@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/backends/sqlstore"
+	"github.com/storecheck/storecheck/internal/wait"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -44,17 +45,10 @@ func (l *link) send(ctx context.Context, what string, fn func() error) error {
 
 // wire is the simulated network's time: a wait of d, or ctx's end.
 func wire(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
+	if d <= 0 || wait.Sleep(ctx, d) {
 		return nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return ctx.Err()
 }
 
 // refused is the error of a write the gate stopped.

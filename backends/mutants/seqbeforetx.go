@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/storecheck/storecheck/backends/rqlite/guarded"
+	"github.com/storecheck/storecheck/internal/wait"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -62,14 +63,10 @@ func wrapSeqBeforeTx(_ context.Context, b *base, cfg model.Config) (model.Store,
 
 // sleepSlowFetch waits out a slow fetch's round trip.
 func sleepSlowFetch(ctx context.Context) error {
-	t := time.NewTimer(seqFetchSlow)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
+	if !wait.Sleep(ctx, seqFetchSlow) {
 		return ctx.Err()
 	}
+	return nil
 }
 
 // SetTraceMax implements model.TraceMaxSetter.
