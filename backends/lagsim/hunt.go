@@ -78,17 +78,18 @@ var errPartial = errors.New("partial sync")
 
 // huntReplica is the replica of the hunt's mutants.
 type huntReplica struct {
-	kind    string
-	mu      sync.RWMutex // reads share it, a sync holds it alone
-	a, b    *snapshot
-	own     atomic.Bool // a write of the client succeeded since the last sync
-	failed  atomic.Bool // the link refused a sync or write since the last sync
-	skip    atomic.Bool // ryw-commits-only: the next sync follows an ack
-	whole   atomic.Bool // mid-txn-stop: the last sync followed an own write
-	syncs   int         // under mu
-	reads   atomic.Uint64
-	primary model.Store // mixed-source
-	gate    func() error
+	readOnly // every write goes to the primary
+	kind     string
+	mu       sync.RWMutex // reads share it, a sync holds it alone
+	a, b     *snapshot
+	own      atomic.Bool // a write of the client succeeded since the last sync
+	failed   atomic.Bool // the link refused a sync or write since the last sync
+	skip     atomic.Bool // ryw-commits-only: the next sync follows an ack
+	whole    atomic.Bool // mid-txn-stop: the last sync followed an own write
+	syncs    int         // under mu
+	reads    atomic.Uint64
+	primary  model.Store // mixed-source
+	gate     func() error
 
 	cache    sync.Mutex // keeps-deleted
 	outbox   map[int64]model.OutboxEntry
@@ -391,17 +392,6 @@ func (h *huntReplica) DueTimers(ctx context.Context, now float64) ([]model.DueTi
 func (h *huntReplica) ReadTrace(ctx context.Context, id string) ([]model.TraceEntry, error) {
 	return huntRead(h, id, func(s *snapshot) ([]model.TraceEntry, error) { return s.ReadTrace(ctx, id) })
 }
-
-// The writes are refused: every write goes to the primary.
-
-func (h *huntReplica) Commit(context.Context, *model.Execution, model.Batch) error {
-	return errReadOnly
-}
-func (h *huntReplica) Save(context.Context, *model.Execution) error               { return errReadOnly }
-func (h *huntReplica) AckOutbox(context.Context, int64) error                     { return errReadOnly }
-func (h *huntReplica) AckSpawn(context.Context, int64) error                      { return errReadOnly }
-func (h *huntReplica) DeleteTimer(context.Context, string, string, float64) error { return errReadOnly }
-func (h *huntReplica) AppendTrace(context.Context, string, json.RawMessage) error { return errReadOnly }
 
 // Close closes both snapshots' connections.
 func (h *huntReplica) Close() error {

@@ -2,7 +2,6 @@ package lagsim
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -30,6 +29,7 @@ import (
 // writes: it looks like a replica that lags by one more sync, until the
 // heal, where a sync must bring every replica to the primary.
 type shortReplica struct {
+	readOnly                   // every write goes to the primary
 	mu            sync.RWMutex // reads share it, a sync holds it alone
 	served, ahead *snapshot    // each on a replica connection (snapshot.go)
 	own           atomic.Bool  // a write of the client succeeded since the last sync
@@ -133,22 +133,6 @@ func (s *shortReplica) DueTimers(ctx context.Context, now float64) ([]model.DueT
 
 func (s *shortReplica) ReadTrace(ctx context.Context, id string) ([]model.TraceEntry, error) {
 	return serve(s, func(r model.Store) ([]model.TraceEntry, error) { return r.ReadTrace(ctx, id) })
-}
-
-// The writes are refused: every write goes to the primary (replica.Store
-// never sends one here).
-
-func (s *shortReplica) Commit(context.Context, *model.Execution, model.Batch) error {
-	return errReadOnly
-}
-func (s *shortReplica) Save(context.Context, *model.Execution) error { return errReadOnly }
-func (s *shortReplica) AckOutbox(context.Context, int64) error       { return errReadOnly }
-func (s *shortReplica) AckSpawn(context.Context, int64) error        { return errReadOnly }
-func (s *shortReplica) DeleteTimer(context.Context, string, string, float64) error {
-	return errReadOnly
-}
-func (s *shortReplica) AppendTrace(context.Context, string, json.RawMessage) error {
-	return errReadOnly
 }
 
 // Close closes both snapshots' connections.

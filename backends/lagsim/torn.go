@@ -2,9 +2,7 @@ package lagsim
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 
@@ -30,6 +28,7 @@ import (
 // commits, and, after the heal, the convergence check, which compares
 // every table the replica holds with the primary's.
 type tornReplica struct {
+	readOnly                 // every write goes to the primary
 	mu          sync.RWMutex // reads share it, a refresh holds it alone
 	rows, sides *snapshot    // each on a replica connection (snapshot.go)
 	own         atomic.Bool  // a write of the client succeeded since the last refresh
@@ -143,19 +142,6 @@ func (t *tornReplica) dump(ctx context.Context) (*model.Dump, error) {
 	sides.Executions, sides.Processed = rows.Executions, rows.Processed
 	return sides, nil
 }
-
-// errReadOnly refuses a write sent to a replica: every write goes to the
-// primary (replica.Store never sends one here).
-var errReadOnly = fmt.Errorf("%s: %w: a replica takes no writes", Scheme, model.ErrNotApplied)
-
-func (t *tornReplica) Commit(context.Context, *model.Execution, model.Batch) error {
-	return errReadOnly
-}
-func (t *tornReplica) Save(context.Context, *model.Execution) error               { return errReadOnly }
-func (t *tornReplica) AckOutbox(context.Context, int64) error                     { return errReadOnly }
-func (t *tornReplica) AckSpawn(context.Context, int64) error                      { return errReadOnly }
-func (t *tornReplica) DeleteTimer(context.Context, string, string, float64) error { return errReadOnly }
-func (t *tornReplica) AppendTrace(context.Context, string, json.RawMessage) error { return errReadOnly }
 
 // Close closes both snapshots' connections.
 func (t *tornReplica) Close() error {
