@@ -50,6 +50,13 @@ type Scheme struct {
 	// Cores says how many cores a run on the URL keeps busy (nil: one),
 	// so that timed runs go side by side only where they fit (Target.Cores).
 	Cores func(rest string) float64
+	// InProcess says the stores run inside storecheck's processes (its own
+	// or the workers a scenario starts), with no server beside them: no
+	// heartbeat, election or lease of a server's own that a starved core
+	// could trip. A run on one given less than its cores slows down; every
+	// timeout in it is one its scenario sets and checks itself
+	// (Target.InProcess).
+	InProcess bool
 }
 
 // Schemes returns every known scheme, in the order List shows them.
@@ -62,6 +69,7 @@ func Schemes() []Scheme {
 			Validate:    validateMemory,
 			Open:        openMemory,
 			Fresh:       true,
+			InProcess:   true,
 		},
 		{
 			Name:        "sqlite",
@@ -69,6 +77,7 @@ func Schemes() []Scheme {
 			Description: "SQLite via modernc.org/sqlite (pure Go), WAL file (?synchronous=off|normal|full|extra; NORMAL by default) or sqlite::memory:, running the seed's SQL.",
 			Validate:    func(rest string) error { return dbfile.Validate("sqlite", rest) },
 			Open:        fileStore("sqlite", sqlite.Open, sqlite.WithSynchronous),
+			InProcess:   true,
 		},
 		{
 			Name:        "libsql",
@@ -76,6 +85,7 @@ func Schemes() []Scheme {
 			Description: "libSQL local file via github.com/tursodatabase/go-libsql (cgo), WAL (?synchronous=off|normal|full|extra; NORMAL by default), running the seed's SQL.",
 			Validate:    func(rest string) error { return dbfile.Validate("libsql", rest) },
 			Open:        fileStore("libsql", libsql.Open, libsql.WithSynchronous),
+			InProcess:   true,
 		},
 		{
 			Name:        libsql.ReplicaScheme,
@@ -92,6 +102,7 @@ func Schemes() []Scheme {
 			Description: "A simulation of embedded-replica lag, not libSQL: a SQLite primary, each client's replica a snapshot of it, refreshed every lag (seeded jitter); loads from the replica, commits on the primary.",
 			Validate:    lagsim.Validate,
 			Open:        lagsim.Open,
+			InProcess:   true,
 		},
 		{
 			Name:        mutants.Scheme,
@@ -99,6 +110,7 @@ func Schemes() []Scheme {
 			Description: "A deliberately broken SQLite store from the catalogue (storecheck mutants); NAME?path=FILE picks its file.",
 			Validate:    mutants.Validate,
 			Open:        mutants.Open,
+			InProcess:   true,
 		},
 		{
 			Name:        adapter.Scheme,

@@ -167,29 +167,37 @@ func TestWithLogDirKeepsFailedServersLogs(t *testing.T) {
 	}
 }
 
-// TestCoresAndFreshness: what a run on each kind of URL keeps busy, and
-// whether its runs share state, as the runner budgets them.
+// TestCoresAndFreshness: what a run on each kind of URL keeps busy,
+// whether its runs share state, and whether a server of its own runs
+// beside its stores, as the runner budgets them.
 func TestCoresAndFreshness(t *testing.T) {
 	for _, c := range []struct {
-		url   string
-		cores float64
-		fresh bool
+		url       string
+		cores     float64
+		fresh     bool
+		inProcess bool
 	}{
-		{"memory:", 1, true},
-		{"sqlite:/tmp/s.db", 1, false},
-		{"lagsim:/tmp/p.db?lag=10ms", 1, false},
-		{"rqlite+process:?nodes=3", 1.5, true},
-		{"rqlite+process:?nodes=5", 2.5, true},
-		{"rqlite+process:?nodes=1", 1, true},
-		{"rqlite+container:?nodes=3", 1.5, true},
-		{"rqlite://127.0.0.1:4001", 1, false},
+		{"memory:", 1, true, true},
+		{"sqlite:/tmp/s.db", 1, false, true},
+		{"libsql:/tmp/s.db", 1, false, true},
+		{"lagsim:/tmp/p.db?lag=10ms", 1, false, true},
+		{"mutant:blind-write", 1, false, true},
+		{"runs+sqlite:/tmp/r.db", 1, false, true},
+		{"runs+mutant:claim-by-age", 1, false, true},
+		{"libsql+replica:/tmp/r.db?primary=http://127.0.0.1:8080", 1, false, false},
+		{"exec:python3 store.py", 1, false, false},
+		{"rqlite+process:?nodes=3", 1.5, true, false},
+		{"rqlite+process:?nodes=5", 2.5, true, false},
+		{"rqlite+process:?nodes=1", 1, true, false},
+		{"rqlite+container:?nodes=3", 1.5, true, false},
+		{"rqlite://127.0.0.1:4001", 1, false, false},
 	} {
 		tg, err := Resolve(c.url)
 		if err != nil {
 			t.Fatalf("%s: %v", c.url, err)
 		}
-		if tg.Cores != c.cores || tg.Fresh != c.fresh {
-			t.Errorf("%s: cores %.1f, fresh %v; want %.1f, %v", c.url, tg.Cores, tg.Fresh, c.cores, c.fresh)
+		if tg.Cores != c.cores || tg.Fresh != c.fresh || tg.InProcess != c.inProcess {
+			t.Errorf("%s: cores %.1f, fresh %v, in process %v; want %.1f, %v, %v", c.url, tg.Cores, tg.Fresh, tg.InProcess, c.cores, c.fresh, c.inProcess)
 		}
 	}
 }

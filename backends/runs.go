@@ -46,6 +46,7 @@ func runSchemes() []Scheme {
 			Example:     "runs+memory:",
 			Description: "Run store: the in-memory reference model (model/runstore.Reference); nothing is durable.",
 			Validate:    validateRunsMemory,
+			InProcess:   true,
 			Kind:        KindRuns,
 			OpenRuns: func(_ context.Context, rest string) (runstore.Store, error) {
 				if err := validateRunsMemory(rest); err != nil {
@@ -59,6 +60,7 @@ func runSchemes() []Scheme {
 			Example:     "runs+sqlite:/tmp/runs.db",
 			Description: "Run store: openrath's SQLiteRunStore schema on modernc.org/sqlite (WAL file, ?synchronous=off|normal|full|extra, or :memory:), BEGIN IMMEDIATE per mutation.",
 			Validate:    func(rest string) error { return dbfile.Validate(runsqlite.Name, rest) },
+			InProcess:   true,
 			Kind:        KindRuns,
 			OpenRuns: func(ctx context.Context, rest string) (runstore.Store, error) {
 				f, err := dbfile.ParseFile(runsqlite.Name, rest)
@@ -77,6 +79,7 @@ func runSchemes() []Scheme {
 			Example:     "runs+mutant:renew-expired",
 			Description: "Run store: a deliberately broken runs+sqlite store (" + strings.Join(runmutants.Names(), ", ") + "); NAME?path=FILE picks its file.",
 			Validate:    runmutants.Validate,
+			InProcess:   true,
 			Kind:        KindRuns,
 			OpenRuns:    runmutants.Open,
 		},

@@ -74,6 +74,10 @@ type Target struct {
 	// (docs/PERFORMANCE.md): one for a store in storecheck's process or
 	// one server; more for a cluster the run starts.
 	Cores float64
+	// InProcess says its stores run in storecheck's processes, with no
+	// server of their own (Scheme.InProcess): the runner may let timed runs
+	// on such URLs share fewer cores than they keep busy.
+	InProcess bool
 
 	scheme Scheme
 	rest   string
@@ -90,7 +94,7 @@ func Resolve(rawURL string) (*Target, error) {
 			return nil, err
 		}
 	}
-	t := &Target{URL: rawURL, Scheme: s.Name, Kind: s.Kind, Fresh: s.Fresh, scheme: s, rest: rest}
+	t := &Target{URL: rawURL, Scheme: s.Name, Kind: s.Kind, Fresh: s.Fresh, InProcess: s.InProcess, scheme: s, rest: rest}
 	t.Caps, t.File = capabilities(s.Name, rest)
 	t.Cores = 1
 	if s.Cores != nil {

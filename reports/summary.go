@@ -69,21 +69,28 @@ type Summary struct {
 }
 
 // Parallel is how many runs a plan let go at once: Runs of any kind, and
-// timed runs (which never share the machine with an untimed run) only
-// while the cores they keep busy fit in TimedCores. 1 and 1 is one after
-// another.
+// timed runs only while the cores they keep busy fit in TimedCores, or
+// in InProcessCores while every run going is on an in-process store. 1
+// and 1 is one after another.
 type Parallel struct {
 	Runs       int `json:"runs"`
 	TimedCores int `json:"timed_cores"`
+	// InProcessCores, when above TimedCores, is the overcommitted budget of
+	// timed runs on in-process stores; absent in summaries made before it.
+	InProcessCores float64 `json:"in_process_cores,omitempty"`
 }
 
-// String is "1 run at a time" or "2 runs at once, timed runs within 2
-// cores".
+// String is "1 run at a time", "2 runs at once, timed runs within 2
+// cores" or "…, timed runs within 2 cores (3 on in-process stores)".
 func (p Parallel) String() string {
 	if p.Runs <= 1 {
 		return "1 run at a time"
 	}
-	return fmt.Sprintf("%d runs at once, timed runs within %d cores", p.Runs, p.TimedCores)
+	s := fmt.Sprintf("%d runs at once, timed runs within %d cores", p.Runs, p.TimedCores)
+	if p.InProcessCores > float64(p.TimedCores) {
+		s += fmt.Sprintf(" (%g on in-process stores)", p.InProcessCores)
+	}
+	return s
 }
 
 // Shard is one slice of a plan: shard K of N holds the runs whose position

@@ -38,7 +38,7 @@ func (m *matrix) register(fs *flag.FlagSet, scenarioFlag string) {
 	m.out.register(fs)
 	m.servers.register(fs)
 	fs.Var(&m.shard, "shard", "K/N: run only shard K of N of the plan (runs K, K+N, K+2N, … of the whole plan, with their seeds and folder numbers), for a CI matrix; 'storecheck merge' combines the N summaries")
-	fs.IntVar(&m.parallel, "parallel", defaultParallel(), "runs at once: runs of different backends side by side, each backend's in order (runs that share nothing — memory:, a cluster each run starts, a {dir} folder — side by side too); the timed scenarios (faults, lag, crashes, stalls) once the others have all started, longest first, each when the cores it keeps busy fit the machine's beside those going (one for an embedded store or an untimed run, half per node of a cluster, less for a scenario that mostly waits: lease-stall, the lag simulation's sweep); the report is the same; the default is one per CPU (--parallel 1: one after another, each run's figures taken on a machine of its own)")
+	fs.IntVar(&m.parallel, "parallel", defaultParallel(), "runs at once: runs of different backends side by side, each backend's in order (runs that share nothing — memory:, a cluster each run starts, a {dir} folder — side by side too); the timed scenarios (faults, lag, crashes, stalls) once the others have all started, longest first, each when the cores it keeps busy fit the machine's beside those going (one for an embedded store or an untimed run, half per node of a cluster, less for a scenario that mostly waits: lease-stall, the lag simulation's sweep; runs on in-process stores, with no server beside them, up to half again the cores among themselves); the report is the same; the default is one per CPU (--parallel 1: one after another, each run's figures taken on a machine of its own)")
 }
 
 // defaultParallel is one run per CPU. A run of the embedded default keeps
@@ -54,6 +54,16 @@ func (m *matrix) register(fs *flag.FlagSet, scenarioFlag string) {
 // keeps 1.5 cores busy, so on two cores those go one at a time: two side
 // by side lost a detection one alone made.
 func defaultParallel() int { return max(1, runtime.NumCPU()) }
+
+// inProcessOvercommit lets the timed runs on in-process stores keep half
+// again the machine's cores busy among themselves (Plan.InProcessOvercommit):
+// alone, each leaves part of its core idle on fsyncs, pauses and its own
+// start and check (a qualification of the embedded default kept 1.43 of 2
+// cores busy), and side by side at this density they caught what they
+// caught alone and raised no false alarm (docs/PERFORMANCE.md, twenty-fourth
+// session). A run of a server still never goes where more than the
+// machine's cores are busy.
+const inProcessOvercommit = 1.5
 
 // defaultMutantParallel is half the CPUs: a mutant's time to catch is a
 // figure of the catalogue, and a property or concurrent run keeps about one
@@ -128,7 +138,8 @@ func (m *matrix) plan(e *env, urls []string) (runner.Plan, error) {
 	return runner.Plan{
 		Entries: entries, Out: m.out.dir, Options: k.options(), Params: k.params(s),
 		Reproduce: k.reproduce, Shard: shard, Parallel: m.parallel, KeepStores: true,
-		TimedCores: runtime.NumCPU(), // timed runs within the machine's cores (defaultParallel)
+		TimedCores:          runtime.NumCPU(), // timed runs within the machine's cores (defaultParallel)
+		InProcessOvercommit: inProcessOvercommit,
 	}, nil
 }
 

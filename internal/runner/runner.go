@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -95,6 +96,13 @@ type Plan struct {
 	// 1 runs them one after another (none fits beside another). The
 	// commands make it the machine's cores (see Execute).
 	TimedCores int
+	// InProcessOvercommit, above 1, lets timed runs on in-process stores
+	// (backends.Target.InProcess) keep that many times TimedCores busy
+	// while every run going beside them is in-process too: a run of a
+	// server, whose heartbeats and elections a starved core can trip, still
+	// never goes where more than TimedCores are busy. 0 or 1 is no
+	// overcommit. The commands set it from a measurement (see Execute).
+	InProcessOvercommit float64
 }
 
 // Inspectable is url with DirPlaceholder standing for an existing folder,
@@ -185,13 +193,20 @@ type Progress interface {
 // hang on timing: faults, replica lag, crashes, stalls) go after all the
 // others, side by side only while the cores they keep busy fit in
 // plan.TimedCores: the commands set it to the machine's cores, so
-// that each timed run has the cores it keeps busy alone
+// that each timed run of a server has the cores it keeps busy alone
 // (docs/PERFORMANCE.md: two timed runs of rqlite clusters on two cores lost
 // a detection the run alone made), and never shares the machine with an
-// untimed run. Only the order of execution changes; what each run does
-// and reports does not.
+// untimed run. Timed runs on in-process stores may go further, to
+// plan.InProcessOvercommit times those cores, while only in-process runs
+// go beside them: alone, each leaves part of its core idle on fsyncs and
+// pauses (docs/PERFORMANCE.md). Only the order of execution changes; what
+// each run does and reports does not.
 func Execute(ctx context.Context, plan Plan, progress Progress) *reports.Summary {
-	sum := &reports.Summary{Shard: plan.Shard, Parallel: &reports.Parallel{Runs: max(1, plan.Parallel), TimedCores: plan.timedCores()}}
+	par := &reports.Parallel{Runs: max(1, plan.Parallel), TimedCores: plan.timedCores()}
+	if c := plan.inProcessCores(); c > float64(par.TimedCores) {
+		par.InProcessCores = c
+	}
+	sum := &reports.Summary{Shard: plan.Shard, Parallel: par}
 	// The summary's seed is the first run's; a plan without runs (a shard
 	// of a plan smaller than its shard count) records the plan's own, so
 	// that its summary still says which plan it belongs to.
@@ -257,19 +272,31 @@ type execution struct {
 }
 
 // footprint is what scheduling needs to know of an entry, read from its
-// backend URL and scenario: whether its runs share no state (own: the URL
-// holds DirPlaceholder, a fresh folder per run, or the backend starts every
-// store from nothing, backends.Target.Fresh), and how many cores the run
-// keeps busy (the backend's, backends.Target.Cores, or the scenario's
-// where it waits more than it works, Scenario.CoresOn). A URL that does
-// not resolve counts as shared and one core: its run ends NOT RUN at once.
-func footprint(e Entry) (own bool, cores float64) {
-	own = strings.Contains(e.Backend, DirPlaceholder)
+// backend URL and scenario (footprintOf).
+type footprint struct {
+	// own says its runs share no state: the URL holds DirPlaceholder, a
+	// fresh folder per run, or the backend starts every store from
+	// nothing (backends.Target.Fresh).
+	own bool
+	// cores is how many cores the run keeps busy: the backend's
+	// (backends.Target.Cores), or the scenario's where it waits more than
+	// it works (Scenario.CoresOn).
+	cores float64
+	// inProcess says no server runs beside its stores
+	// (backends.Target.InProcess): it may go where its cores are
+	// overcommitted (Plan.InProcessOvercommit).
+	inProcess bool
+}
+
+// footprintOf reads e's footprint. A URL that does not resolve counts as
+// shared, one core and not in-process: its run ends NOT RUN at once.
+func footprintOf(e Entry) footprint {
+	own := strings.Contains(e.Backend, DirPlaceholder)
 	t, err := scenarios.TargetFor(Inspectable(e.Backend))
 	if err != nil {
-		return own, 1
+		return footprint{own: own, cores: 1}
 	}
-	return own || t.Target.Fresh, e.Scenario.CoresOn(t.Target)
+	return footprint{own: own || t.Target.Fresh, cores: e.Scenario.CoresOn(t.Target), inProcess: t.Target.InProcess}
 }
 
 // lane is the key of the runs that must go one after another: one
@@ -299,13 +326,14 @@ func kin(e Entry) string {
 // backend's file).
 func (x *execution) parallel(ctx context.Context) {
 	own := make([]bool, len(x.plan.Entries))
-	cores := make([]float64, len(x.plan.Entries))
+	demand := make([]demand, len(x.plan.Entries))
 	for i, e := range x.plan.Entries {
-		own[i], cores[i] = footprint(e)
+		fp := footprintOf(e)
+		own[i], demand[i] = fp.own, x.plan.demandOf(fp)
 	}
 	key := func(l []int) string { return lane(l[0], x.plan.Entries[l[0]], own[l[0]]) }
 	untimed, timed := x.lanes(false, own), x.lanes(true, own)
-	budget := newCoreBudget(float64(x.plan.timedCores()))
+	budget := newCoreBudget()
 	untimedEnd := map[string]chan struct{}{} // closed when the lane's untimed runs have ended
 	for _, l := range untimed {
 		untimedEnd[key(l)] = make(chan struct{})
@@ -318,7 +346,7 @@ func (x *execution) parallel(ctx context.Context) {
 				for _, i := range l {
 					x.run(ctx, i)
 				}
-				budget.give(1)
+				budget.give(untimedDemand())
 				close(untimedEnd[key(l)])
 			}
 		})
@@ -326,11 +354,11 @@ func (x *execution) parallel(ctx context.Context) {
 	for _, l := range untimed {
 		// Counted before it goes, whether or not it fits: --parallel, not
 		// the budget, says how many untimed runs go at once.
-		budget.hold(1)
+		budget.hold(untimedDemand())
 		work <- l
 	}
 	close(work)
-	x.runLanes(ctx, longestFirst(x.plan.Entries, timed), budget, cores, func(l []int) <-chan struct{} {
+	x.runLanes(ctx, longestFirst(x.plan.Entries, timed), budget, demand, func(l []int) <-chan struct{} {
 		return untimedEnd[key(l)] // nil for a lane with no untimed runs
 	})
 	wg.Wait()
@@ -349,6 +377,28 @@ func longestFirst(entries []Entry, lanes [][]int) [][]int {
 // timedCores is the cores timed runs may keep busy at once: TimedCores,
 // never above Parallel, at least 1.
 func (p Plan) timedCores() int { return max(1, min(p.Parallel, p.TimedCores)) }
+
+// inProcessCores is the cores timed runs on in-process stores may keep
+// busy at once among themselves: timedCores, overcommitted by
+// InProcessOvercommit when that is above 1.
+func (p Plan) inProcessCores() float64 {
+	return float64(p.timedCores()) * max(1, p.InProcessOvercommit)
+}
+
+// demandOf is what a timed run of footprint fp takes from the budget: its
+// cores, and the most cores that may be busy while it goes — the plan's
+// timed cores, or for an in-process store the overcommitted ones.
+func (p Plan) demandOf(fp footprint) demand {
+	ceiling := float64(p.timedCores())
+	if fp.inProcess {
+		ceiling = p.inProcessCores()
+	}
+	return demand{cores: fp.cores, ceiling: ceiling}
+}
+
+// untimedDemand is what an untimed run holds while it goes: one core, and
+// no ceiling of its own (its verdict does not hang on timing).
+func untimedDemand() demand { return demand{cores: 1, ceiling: math.Inf(1)} }
 
 // lanes groups the plan's timed (or untimed) entries by lane, lanes in
 // the order of their first entry, each lane's entries in plan order.
@@ -375,13 +425,13 @@ func (x *execution) lanes(timed bool, own []bool) [][]int {
 // another once after(lane) is closed (nil: at once), each run when its
 // cores fit in budget and no run of a lane before it that fits is
 // waiting, and returns when all have ended.
-func (x *execution) runLanes(ctx context.Context, lanes [][]int, budget *coreBudget, cores []float64, after func(lane []int) <-chan struct{}) {
+func (x *execution) runLanes(ctx context.Context, lanes [][]int, budget *coreBudget, demand []demand, after func(lane []int) <-chan struct{}) {
 	var wg sync.WaitGroup
 	for rank, l := range lanes {
 		// Every lane's first run is queued before any goes, so that the
 		// first to go is the first by rank, not the first goroutine up.
 		dep := after(l)
-		first := budget.enqueue(rank, cores[l[0]], isClosed(dep))
+		first := budget.enqueue(rank, demand[l[0]], isClosed(dep))
 		wg.Go(func() {
 			if dep != nil {
 				<-dep
@@ -389,11 +439,11 @@ func (x *execution) runLanes(ctx context.Context, lanes [][]int, budget *coreBud
 			for j, i := range l {
 				w := first
 				if j > 0 {
-					w = budget.enqueue(rank, cores[i], true)
+					w = budget.enqueue(rank, demand[i], true)
 				}
 				budget.await(w)
 				x.run(ctx, i)
-				budget.give(cores[i])
+				budget.give(demand[i])
 			}
 		})
 	}
@@ -414,84 +464,110 @@ func isClosed(c <-chan struct{}) bool {
 }
 
 // coreBudget lets runs go side by side while the cores they keep busy fit
-// in its capacity; a run that does not fit even alone goes alone. Of the
-// runs waiting, the first by rank that fits goes first.
+// under the ceiling of every run going and of the run that would join
+// them; a run that does not fit even alone goes alone. Of the runs
+// waiting, the first by rank that fits goes first.
 type coreBudget struct {
 	mu       sync.Mutex
 	freed    *sync.Cond
-	capacity float64
 	used     float64
 	going    int
+	ceilings map[float64]int // of the runs going: how many have each
 	waiting  map[*waiter]bool
 }
+
+// demand is what a run takes from the budget: the cores it keeps busy, and
+// the most cores that may be busy, its own included, while it goes.
+type demand struct{ cores, ceiling float64 }
 
 // waiter is a run waiting for cores; one not ready waits for something
 // else first and is passed over.
 type waiter struct {
 	rank  int
-	cores float64
+	d     demand
 	ready bool
 }
 
-func newCoreBudget(capacity float64) *coreBudget {
-	b := &coreBudget{capacity: capacity, waiting: map[*waiter]bool{}}
+func newCoreBudget() *coreBudget {
+	b := &coreBudget{ceilings: map[float64]int{}, waiting: map[*waiter]bool{}}
 	b.freed = sync.NewCond(&b.mu)
 	return b
 }
 
 // enqueue queues a run of the given rank for cores.
-func (b *coreBudget) enqueue(rank int, cores float64, ready bool) *waiter {
+func (b *coreBudget) enqueue(rank int, d demand, ready bool) *waiter {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	w := &waiter{rank: rank, cores: cores, ready: ready}
+	w := &waiter{rank: rank, d: d, ready: ready}
 	b.waiting[w] = true
 	return w
 }
 
-// await waits until w's cores fit beside the runs going (or none is going)
-// and no ready waiter of a lower rank fits, and takes them.
+// await waits until w's demand fits beside the runs going (or none is
+// going) and no ready waiter of a lower rank fits, and takes it.
 func (b *coreBudget) await(w *waiter) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	w.ready = true
-	for !b.fits(w.cores) || b.beforeFits(w) {
+	for !b.fits(w.d) || b.beforeFits(w) {
 		b.freed.Wait()
 	}
 	delete(b.waiting, w)
-	b.used += w.cores
-	b.going++
+	b.take(w.d)
 	b.freed.Broadcast() // a waiter of a higher rank may be next
 }
 
-// fits reports whether cores fit beside the runs going.
-func (b *coreBudget) fits(cores float64) bool {
-	return b.going == 0 || b.used+cores <= b.capacity
+// fits reports whether d fits beside the runs going: the cores busy with
+// it stay under its ceiling and under every going run's.
+func (b *coreBudget) fits(d demand) bool {
+	if b.going == 0 {
+		return true
+	}
+	busy := b.used + d.cores
+	if busy > d.ceiling {
+		return false
+	}
+	for c := range b.ceilings {
+		if busy > c {
+			return false
+		}
+	}
+	return true
 }
 
 // beforeFits reports whether a waiter of a lower rank than w fits.
 func (b *coreBudget) beforeFits(w *waiter) bool {
 	for o := range b.waiting {
-		if o.ready && o.rank < w.rank && b.fits(o.cores) {
+		if o.ready && o.rank < w.rank && b.fits(o.d) {
 			return true
 		}
 	}
 	return false
 }
 
-// hold takes cores at once, whether or not they fit.
-func (b *coreBudget) hold(cores float64) {
+// hold takes d at once, whether or not it fits.
+func (b *coreBudget) hold(d demand) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.used += cores
+	b.take(d)
+}
+
+// take counts d as going; the caller holds mu.
+func (b *coreBudget) take(d demand) {
+	b.used += d.cores
 	b.going++
+	b.ceilings[d.ceiling]++
 }
 
 // give returns what await or hold took.
-func (b *coreBudget) give(cores float64) {
+func (b *coreBudget) give(d demand) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.used -= cores
+	b.used -= d.cores
 	b.going--
+	if b.ceilings[d.ceiling]--; b.ceilings[d.ceiling] == 0 {
+		delete(b.ceilings, d.ceiling)
+	}
 	b.freed.Broadcast()
 }
 

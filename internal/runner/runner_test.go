@@ -320,20 +320,17 @@ func TestOwnRunsGoSideBySide(t *testing.T) {
 			t.Errorf("%s: %d runs at once; want %d", url, o.peak.Load(), want)
 		}
 	}
-	for url, want := range map[string]struct {
-		own   bool
-		cores float64
-	}{
-		"memory:":                 {true, 1},
-		"sqlite:{dir}/s.db":       {true, 1},
-		"rqlite+process:?nodes=3": {true, 1.5},
-		"sqlite:/tmp/s.db":        {false, 1},
-		"lagsim:/tmp/p.db":        {false, 1},
-		"rqlite://127.0.0.1:4001": {false, 1},
-		"nosuch:x":                {false, 1},
+	for url, want := range map[string]footprint{
+		"memory:":                 {own: true, cores: 1, inProcess: true},
+		"sqlite:{dir}/s.db":       {own: true, cores: 1, inProcess: true},
+		"rqlite+process:?nodes=3": {own: true, cores: 1.5},
+		"sqlite:/tmp/s.db":        {cores: 1, inProcess: true},
+		"lagsim:/tmp/p.db":        {cores: 1, inProcess: true},
+		"rqlite://127.0.0.1:4001": {cores: 1},
+		"nosuch:x":                {cores: 1},
 	} {
-		if own, cores := footprint(Entry{Backend: url}); own != want.own || cores != want.cores {
-			t.Errorf("%s: own %v, cores %.1f; want %v, %.1f", url, own, cores, want.own, want.cores)
+		if got := footprintOf(Entry{Backend: url}); got != want {
+			t.Errorf("%s: %+v; want %+v", url, got, want)
 		}
 	}
 }
@@ -374,6 +371,53 @@ func TestTimedRunsWithinCores(t *testing.T) {
 				t.Errorf("run %d: %s %s", i, r.Verdict, r.Reason)
 			}
 		}
+	}
+}
+
+// TestInProcessOvercommit: timed runs on in-process stores go up to
+// InProcessOvercommit times TimedCores among themselves; a run of a
+// server's still never goes where more than TimedCores are busy, whether
+// it starts first or last; the summary records the overcommitted budget.
+func TestInProcessOvercommit(t *testing.T) {
+	const cluster = "rqlite+process:?nodes=3" // 1.5 cores, never started: the scenario only naps
+	for _, c := range []struct {
+		name       string
+		overcommit float64
+		backends   []string
+		wantPeak   int64
+		wantSum    reports.Parallel
+	}{
+		{"none", 0, []string{"memory:", "memory:", "memory:", "memory:"}, 2, reports.Parallel{Runs: 4, TimedCores: 2}},
+		{"half again", 1.5, []string{"memory:", "memory:", "memory:", "memory:"}, 3, reports.Parallel{Runs: 4, TimedCores: 2, InProcessCores: 3}},
+		{"cluster first", 1.5, []string{cluster, "memory:", "memory:", "memory:"}, 3, reports.Parallel{Runs: 4, TimedCores: 2, InProcessCores: 3}},
+		{"cluster last", 1.5, []string{"memory:", "memory:", "memory:", cluster}, 3, reports.Parallel{Runs: 4, TimedCores: 2, InProcessCores: 3}},
+		{"clusters", 1.5, []string{cluster, cluster}, 1, reports.Parallel{Runs: 4, TimedCores: 2, InProcessCores: 3}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var o overlap
+			sc := napping(&o)
+			sc.Timed = true
+			var entries []Entry
+			for _, b := range c.backends {
+				entries = append(entries, Entry{Backend: b, Scenario: sc, Seed: 1})
+			}
+			plan := Plan{Entries: entries, Parallel: 4, TimedCores: 2, InProcessOvercommit: c.overcommit, Out: t.TempDir()}
+			sum := Execute(context.Background(), plan, quiet{})
+			if o.peak.Load() != c.wantPeak {
+				t.Errorf("%d runs at once; want %d", o.peak.Load(), c.wantPeak)
+			}
+			if *sum.Parallel != c.wantSum {
+				t.Errorf("summary says %+v; want %+v", *sum.Parallel, c.wantSum)
+			}
+			for i, r := range sum.Runs {
+				if r.Verdict != reports.Pass {
+					t.Errorf("run %d: %s %s", i+1, r.Verdict, r.Reason)
+				}
+				if c.backends[i] == cluster && len(r.Beside) > 0 {
+					t.Errorf("run %d, of a cluster, went beside runs %v: more than 2 cores busy", i+1, r.Beside)
+				}
+			}
+		})
 	}
 }
 
