@@ -326,10 +326,10 @@ func kin(e Entry) string {
 // backend's file).
 func (x *execution) parallel(ctx context.Context) {
 	own := make([]bool, len(x.plan.Entries))
-	demand := make([]demand, len(x.plan.Entries))
+	demands := make([]demand, len(x.plan.Entries))
 	for i, e := range x.plan.Entries {
 		fp := footprintOf(e)
-		own[i], demand[i] = fp.own, x.plan.demandOf(fp)
+		own[i], demands[i] = fp.own, x.plan.demandOf(fp)
 	}
 	key := func(l []int) string { return lane(l[0], x.plan.Entries[l[0]], own[l[0]]) }
 	untimed, timed := x.lanes(false, own), x.lanes(true, own)
@@ -358,7 +358,7 @@ func (x *execution) parallel(ctx context.Context) {
 		work <- l
 	}
 	close(work)
-	x.runLanes(ctx, longestFirst(x.plan.Entries, timed), budget, demand, func(l []int) <-chan struct{} {
+	x.runLanes(ctx, longestFirst(x.plan.Entries, timed), budget, demands, func(l []int) <-chan struct{} {
 		return untimedEnd[key(l)] // nil for a lane with no untimed runs
 	})
 	wg.Wait()
@@ -425,13 +425,13 @@ func (x *execution) lanes(timed bool, own []bool) [][]int {
 // another once after(lane) is closed (nil: at once), each run when its
 // cores fit in budget and no run of a lane before it that fits is
 // waiting, and returns when all have ended.
-func (x *execution) runLanes(ctx context.Context, lanes [][]int, budget *coreBudget, demand []demand, after func(lane []int) <-chan struct{}) {
+func (x *execution) runLanes(ctx context.Context, lanes [][]int, budget *coreBudget, demands []demand, after func(lane []int) <-chan struct{}) {
 	var wg sync.WaitGroup
 	for rank, l := range lanes {
 		// Every lane's first run is queued before any goes, so that the
 		// first to go is the first by rank, not the first goroutine up.
 		dep := after(l)
-		first := budget.enqueue(rank, demand[l[0]], isClosed(dep))
+		first := budget.enqueue(rank, demands[l[0]], isClosed(dep))
 		wg.Go(func() {
 			if dep != nil {
 				<-dep
@@ -439,11 +439,11 @@ func (x *execution) runLanes(ctx context.Context, lanes [][]int, budget *coreBud
 			for j, i := range l {
 				w := first
 				if j > 0 {
-					w = budget.enqueue(rank, demand[i], true)
+					w = budget.enqueue(rank, demands[i], true)
 				}
 				budget.await(w)
 				x.run(ctx, i)
-				budget.give(demand[i])
+				budget.give(demands[i])
 			}
 		})
 	}
