@@ -36,7 +36,7 @@ func OpenReplicaCluster(context.Context, ReplicaTarget, model.Config, ClusterOpt
 }
 
 // OpenReplica fails without cgo.
-func OpenReplica(context.Context, string, model.Config, WriterLookup) (model.Store, error) {
+func OpenReplica(context.Context, string, model.Config, Mutants) (model.Store, error) {
 	return nil, errNoCgo()
 }
 
