@@ -23,6 +23,7 @@ type ClusterOptions struct {
 	Interval  time.Duration
 	Seed      uint64
 	Writer    Writer
+	Reader    Reader
 	Workers   *worker.Command
 }
 
