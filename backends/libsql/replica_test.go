@@ -13,6 +13,7 @@ import (
 
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
 	"github.com/storecheck/storecheck/backends/mutants"
+	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -132,17 +133,25 @@ func clusterOnSqldWith(t *testing.T, writer Writer, reader Reader) *ReplicaClust
 	return c
 }
 
-func TestEmbeddedReplicaOnSqld(t *testing.T) {
+// twoReplicas opens clients r0 and r1 on c.
+func twoReplicas(t *testing.T, c *ReplicaCluster) (r0, r1 *replica.Store) {
+	t.Helper()
 	ctx := context.Background()
-	c := clusterOnSqld(t)
 	r0, err := c.NewReplica(ctx, "r0", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r1, err := c.NewReplica(ctx, "r1", 1)
+	r1, err = c.NewReplica(ctx, "r1", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r0, r1
+}
+
+func TestEmbeddedReplicaOnSqld(t *testing.T) {
+	ctx := context.Background()
+	c := clusterOnSqld(t)
+	r0, r1 := twoReplicas(t, c)
 	for v := range int64(3) {
 		if err := r0.Commit(ctx, &model.Execution{ID: "e", DefinitionID: "d", Version: v, Status: "running"}, model.Batch{}); err != nil {
 			t.Fatal(err)
@@ -152,7 +161,7 @@ func TestEmbeddedReplicaOnSqld(t *testing.T) {
 		t.Fatalf("read-your-writes: r0 loads %+v, %v; want version 3", got, err)
 	}
 	stale := &model.Execution{ID: "e", DefinitionID: "d", Version: 0, Status: "running"}
-	err = r1.Commit(ctx, stale, model.Batch{})
+	err := r1.Commit(ctx, stale, model.Batch{})
 	conflict, ok := model.AsConflict(err)
 	if !ok || conflict.Found == nil || *conflict.Found != 3 {
 		t.Fatalf("a commit from r1's stale view: %v; want a conflict finding the primary's version 3", err)
@@ -346,14 +355,7 @@ func TestFlipFlopReadsAnOlderStateOfTheReplicasFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := clusterOnSqldWith(t, nil, Reader(r))
-	r0, err := c.NewReplica(ctx, "r0", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r1, err := c.NewReplica(ctx, "r1", 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r0, r1 := twoReplicas(t, c)
 	commit := func(r model.Store, from int64) {
 		t.Helper()
 		if err := r.Commit(ctx, &model.Execution{ID: "e", DefinitionID: "d", Version: from, Status: "running"}, model.Batch{}); err != nil {

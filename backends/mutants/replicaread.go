@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -75,32 +74,19 @@ func replicaReadMutants() map[string]replicaReadMutant {
 }
 
 // ReplicaReadNames lists the replica read mutants.
-func ReplicaReadNames() []string {
-	var names []string
-	for n := range replicaReadMutants() {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func ReplicaReadNames() []string { return names(replicaReadMutants()) }
 
 // ReplicaReadBreaks says what replica read mutant name breaks, or an error
 // naming the known ones.
 func ReplicaReadBreaks(name string) (string, error) {
-	m, ok := replicaReadMutants()[name]
-	if !ok {
-		return "", fmt.Errorf("unknown replica read mutant %q (known: %v)", name, ReplicaReadNames())
-	}
-	return m.breaks, nil
+	m, err := find(replicaReadMutants(), "replica read mutant", name)
+	return m.breaks, err
 }
 
 // ReplicaReader returns the reader of replica read mutant name.
 func ReplicaReader(name string) (ReplicaReadOpen, error) {
-	m, ok := replicaReadMutants()[name]
-	if !ok {
-		return nil, fmt.Errorf("unknown replica read mutant %q (known: %v)", name, ReplicaReadNames())
-	}
-	return m.reader, nil
+	m, err := find(replicaReadMutants(), "replica read mutant", name)
+	return m.reader, err
 }
 
 // ownWrites is the client's writer, unchanged, that tells wrote of each of
