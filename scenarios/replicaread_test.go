@@ -93,11 +93,12 @@ func TestConcurrentOnSqldCatchesKeepsDeleted(t *testing.T) {
 // is_processed set). With read-your-writes off: on, go-libsql syncs the
 // replica after every statement its client sends, and the workload's
 // probes found it as fresh as the primary (docs/DETECTION.md, 2026-12-04).
-// 320 steps: its catch needs a probe of a commit the replica has not
-// synced yet, then a load (seed 1 missed it at 160 steps, twice); without
-// read-your-writes a step costs less.
+// 480 steps: its catch needs a probe of a commit the replica has not
+// synced yet, then a load (seed 1 missed it twice in two runs at 160
+// steps, once in ten at 320); without read-your-writes a step costs
+// less.
 func TestConcurrentOnSqldCatchesMixedSource(t *testing.T) {
-	catchReadMutant(t, mutants.ReadMixedSource, "&read_your_writes=false", 320, "replica read", "went back in time")
+	catchReadMutant(t, mutants.ReadMixedSource, "&read_your_writes=false", 480, "replica read", "went back in time")
 }
 
 // Every read mutant has a test above.
