@@ -93,7 +93,7 @@ func Schemes() []Scheme {
 			Description: "libSQL embedded replica (go-libsql, cgo) of an sqld primary: loads from the replica, commits on the primary; without primary= storecheck starts sqld (sqld=BIN, $SQLD, PATH, else image=); the token comes from $LIBSQL_AUTH_TOKEN or token_env=NAME.",
 			Validate:    validateReplica,
 			Open: func(ctx context.Context, rest string, cfg model.Config) (model.Store, error) {
-				return libsql.OpenReplica(ctx, rest, cfg, ReplicaWriters)
+				return libsql.OpenReplica(ctx, rest, cfg, replicaMutants())
 			},
 		},
 		{
@@ -223,7 +223,24 @@ func ReplicaWriters(name string) (libsql.Writer, error) {
 	return libsql.Writer(w), nil
 }
 
-// validateReplica checks a libsql+replica URL, its mutant= included.
+// ReplicaReaders looks up the deliberately broken readers a
+// libsql+replica URL may name with read_mutant=.
+func ReplicaReaders(name string) (libsql.Reader, error) {
+	r, err := mutants.ReplicaReader(name)
+	if err != nil {
+		return nil, err
+	}
+	return libsql.Reader(r), nil
+}
+
+// replicaMutants are the broken writers and readers a libsql+replica URL
+// may name.
+func replicaMutants() libsql.Mutants {
+	return libsql.Mutants{Writers: ReplicaWriters, Readers: ReplicaReaders}
+}
+
+// validateReplica checks a libsql+replica URL, its mutant= and
+// read_mutant= included.
 func validateReplica(rest string) error {
 	t, err := libsql.ParseReplicaURL(rest)
 	if err != nil {
@@ -232,6 +249,11 @@ func validateReplica(rest string) error {
 	if t.Mutant != "" {
 		if _, err := mutants.ReplicaBreaks(t.Mutant); err != nil {
 			return fmt.Errorf("%s: mutant: %w", libsql.ReplicaScheme, err)
+		}
+	}
+	if t.ReadMutant != "" {
+		if _, err := mutants.ReplicaReadBreaks(t.ReadMutant); err != nil {
+			return fmt.Errorf("%s: read_mutant: %w", libsql.ReplicaScheme, err)
 		}
 	}
 	return nil

@@ -81,6 +81,10 @@ func TestOpenErrors(t *testing.T) {
 		{"exec:", `backend exec: no command`},
 		{"exec:python3 'x", `backend exec: unterminated single quote`},
 		{"exec:/nonexistent/adapter", `adapter "/nonexistent/adapter": start:`},
+		// A broken reader or writer the catalogue does not have is refused
+		// before any server starts.
+		{"libsql+replica:/tmp/x.db?read_mutant=nope", `libsql+replica: read_mutant: unknown replica read mutant "nope" (known: [flip-flop keeps-deleted mixed-source torn-replica])`},
+		{"libsql+replica:/tmp/x.db?mutant=nope", `libsql+replica: mutant: unknown replica mutant "nope" (known: [`},
 	}
 	for _, c := range cases {
 		s, err := Open(context.Background(), c.url, model.DefaultConfig())
@@ -91,6 +95,11 @@ func TestOpenErrors(t *testing.T) {
 		}
 		if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Open(%q) = %q, want one line containing %q", c.url, err, c.want)
+		}
+		if strings.HasPrefix(c.url, "libsql+replica:") {
+			if err := Validate(c.url); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Validate(%q) = %v, want %q", c.url, err, c.want)
+			}
 		}
 	}
 }

@@ -86,7 +86,7 @@ func libsqlSet(ctx context.Context, rest, logDir string) (*replica.Set, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := t.ClusterOptions(nil, 0, 0, ReplicaWriters); err != nil {
+	if _, err := t.ClusterOptions(nil, 0, 0, replicaMutants()); err != nil {
 		return nil, err
 	}
 	where := "the sqld at primary="
@@ -106,6 +106,9 @@ func libsqlSet(ctx context.Context, rest, logDir string) (*replica.Set, error) {
 	if t.Mutant != "" {
 		where += "; mutant " + t.Mutant
 	}
+	if t.ReadMutant != "" {
+		where += "; read mutant " + t.ReadMutant
+	}
 	workers, werr := worker.Self()
 	if werr != nil {
 		controls = slices.DeleteFunc(controls, func(c replica.Control) bool { return c == replica.CrashClient })
@@ -118,7 +121,7 @@ func libsqlSet(ctx context.Context, rest, logDir string) (*replica.Set, error) {
 		Kind: "libSQL embedded replicas (go-libsql) on " + where, Top: t.SyncInterval, Jitter: t.Jitter,
 		Controls: controls, Links: links, Servers: servers,
 		Open: func(ctx context.Context, lvl replica.Level, seed uint64) (_ replica.Cluster, err error) {
-			opt, err := t.ClusterOptions(nil, lvl.Lag, seed, ReplicaWriters)
+			opt, err := t.ClusterOptions(nil, lvl.Lag, seed, replicaMutants())
 			if err != nil {
 				return nil, err
 			}

@@ -135,7 +135,7 @@ func catchWithin(t *testing.T, what string, seeds []uint64, every bool, run func
 		}
 	}
 	if !every {
-		t.Fatalf("%d runs of replica-lag-conflict (seeds %v) missed %s", len(seeds), seeds, what)
+		t.Fatalf("%d runs (seeds %v) missed %s", len(seeds), seeds, what)
 	}
 }
 

@@ -75,9 +75,11 @@ type ClusterOptions struct {
 	// jitter.
 	Interval time.Duration
 	Seed     uint64
-	// Writer, when set, is a deliberately broken writer (see Writer); nil
-	// for the real backend.
+	// Writer, when set, is a deliberately broken writer (see Writer), and
+	// Reader a deliberately broken reader (see Reader); nil for the real
+	// backend.
 	Writer Writer
+	Reader Reader
 	// Workers starts worker processes (the replica-process fault); nil
 	// means the cluster starts none.
 	Workers *worker.Command
@@ -218,19 +220,37 @@ func (c *ReplicaCluster) newReplicaAt(ctx context.Context, name string, stream u
 		}
 		writer = boundedStore{w, g}
 	}
+	var reader model.Store = local
+	if c.opt.Reader != nil {
+		// The broken reader wraps the real, bounded, replica and writer:
+		// every go-libsql call it makes is still bounded by the link's
+		// guard.
+		file := func(context.Context) (*sql.DB, error) {
+			db, err := openReadOnly(path)
+			if err == nil {
+				closers = append(closers, db.Close)
+			}
+			return db, err
+		}
+		r, w, err := c.opt.Reader(ctx, local, writer, unclosable{c.primary}, file, c.cfg)
+		if err != nil {
+			return nil, errors.Join(err, local.Close())
+		}
+		reader, writer = r, w
+	}
 	st, err := replica.New(ctx, replica.Config{
 		// Writes go where go-libsql sends them: every statement of a
 		// transaction on an embedded replica is delegated to the primary
 		// and runs there, so the compare-and-swap is decided on the
 		// primary's state; with read-your-writes the replica then syncs
 		// before the statement returns (WriterSyncs).
-		Name: ReplicaScheme, Replica: name, Primary: writer, Reader: local, Authority: c.primary, Sync: sync,
+		Name: ReplicaScheme, Replica: name, Primary: writer, Reader: reader, Authority: c.primary, Sync: sync,
 		Schedule:       c.target.Schedule(c.opt.Interval, c.opt.Seed, stream),
 		ReadYourWrites: c.target.ReadYourWrites, WriterSyncs: true,
 		Closers: append(closers, func() error { return c.forget(name, path) }),
 	})
 	if err != nil {
-		return nil, errors.Join(c.scrub(err), local.Close())
+		return nil, errors.Join(c.scrub(err), reader.Close())
 	}
 	closers = nil // the store owns them now
 	m.store, m.path = st, path

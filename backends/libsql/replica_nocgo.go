@@ -23,6 +23,7 @@ type ClusterOptions struct {
 	Interval  time.Duration
 	Seed      uint64
 	Writer    Writer
+	Reader    Reader
 	Workers   *worker.Command
 }
 
@@ -36,7 +37,7 @@ func OpenReplicaCluster(context.Context, ReplicaTarget, model.Config, ClusterOpt
 }
 
 // OpenReplica fails without cgo.
-func OpenReplica(context.Context, string, model.Config, WriterLookup) (model.Store, error) {
+func OpenReplica(context.Context, string, model.Config, Mutants) (model.Store, error) {
 	return nil, errNoCgo()
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/storecheck/storecheck/backends/libsql/sqld"
 	"github.com/storecheck/storecheck/backends/mutants"
+	"github.com/storecheck/storecheck/backends/replica"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -34,12 +35,16 @@ func TestParseReplicaURL(t *testing.T) {
 	if d, err := ParseReplicaURL(p + "?net=netns&delay=50ms&auth=none"); err != nil || d.Net != NetNamespace || d.Delay != 50*time.Millisecond || d.Auth {
 		t.Errorf("net=netns&delay=50ms&auth=none: %+v, %v", d, err)
 	}
+	if d, err := ParseReplicaURL(p + "?mutant=write-local&read_mutant=flip-flop"); err != nil || d.Mutant != "write-local" || d.ReadMutant != "flip-flop" {
+		t.Errorf("mutant=write-local&read_mutant=flip-flop: %+v, %v", d, err)
+	}
 	const secret = "s3cr3t-value"
 	for _, bad := range []string{
 		"", ":memory:", filepath.Join(dir, "no", "r.db"), p + "?sync_interval=-1s", p + "?sync_interval=2m",
 		p + "?primary=ftp://h", p + "?primary=nohost", p + "?read_your_writes=maybe", p + "?colour=red",
 		p + "?primary=http://u:" + secret + "@h:1", p + "?primary=http://h:1/?authToken=" + secret,
 		p + "?authToken=" + secret, p + "?auth_token=" + secret, p + "?password=" + secret, p + "?token_env=",
+		p + "?read_mutant=", p + "?mutant=",
 		p + "?net=vpn", p + "?auth=basic", p + "?delay=1h", p + "?net=loopback&delay=10ms", p + "?primary=http://h:1&auth=none",
 	} {
 		err := ValidateReplica(bad)
@@ -96,12 +101,12 @@ func TestOpenRefusesReplicaMode(t *testing.T) {
 // The test closes the cluster itself or leaves it to the cleanup.
 func clusterOnSqld(t *testing.T) *ReplicaCluster {
 	t.Helper()
-	return clusterOnSqldWith(t, nil)
+	return clusterOnSqldWith(t, nil, nil)
 }
 
 // clusterOnSqldWith is clusterOnSqld whose clients write through writer
-// (nil: the real backend's).
-func clusterOnSqldWith(t *testing.T, writer Writer) *ReplicaCluster {
+// and read through reader (nil: the real backend's).
+func clusterOnSqldWith(t *testing.T, writer Writer, reader Reader) *ReplicaCluster {
 	t.Helper()
 	ctx := context.Background()
 	target, err := ParseReplicaURL(filepath.Join(t.TempDir(), "r.db"))
@@ -120,7 +125,7 @@ func clusterOnSqldWith(t *testing.T, writer Writer) *ReplicaCluster {
 			t.Error(err)
 		}
 	})
-	c, err := OpenReplicaCluster(ctx, target, model.DefaultConfig(), ClusterOptions{Server: server, Interval: time.Hour / 2, Seed: 1, Writer: writer})
+	c, err := OpenReplicaCluster(ctx, target, model.DefaultConfig(), ClusterOptions{Server: server, Interval: time.Hour / 2, Seed: 1, Writer: writer, Reader: reader})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,17 +133,25 @@ func clusterOnSqldWith(t *testing.T, writer Writer) *ReplicaCluster {
 	return c
 }
 
-func TestEmbeddedReplicaOnSqld(t *testing.T) {
+// twoReplicas opens clients r0 and r1 on c.
+func twoReplicas(t *testing.T, c *ReplicaCluster) (r0, r1 *replica.Store) {
+	t.Helper()
 	ctx := context.Background()
-	c := clusterOnSqld(t)
 	r0, err := c.NewReplica(ctx, "r0", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r1, err := c.NewReplica(ctx, "r1", 1)
+	r1, err = c.NewReplica(ctx, "r1", 1)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return r0, r1
+}
+
+func TestEmbeddedReplicaOnSqld(t *testing.T) {
+	ctx := context.Background()
+	c := clusterOnSqld(t)
+	r0, r1 := twoReplicas(t, c)
 	for v := range int64(3) {
 		if err := r0.Commit(ctx, &model.Execution{ID: "e", DefinitionID: "d", Version: v, Status: "running"}, model.Batch{}); err != nil {
 			t.Fatal(err)
@@ -148,7 +161,7 @@ func TestEmbeddedReplicaOnSqld(t *testing.T) {
 		t.Fatalf("read-your-writes: r0 loads %+v, %v; want version 3", got, err)
 	}
 	stale := &model.Execution{ID: "e", DefinitionID: "d", Version: 0, Status: "running"}
-	err = r1.Commit(ctx, stale, model.Batch{})
+	err := r1.Commit(ctx, stale, model.Batch{})
 	conflict, ok := model.AsConflict(err)
 	if !ok || conflict.Found == nil || *conflict.Found != 3 {
 		t.Fatalf("a commit from r1's stale view: %v; want a conflict finding the primary's version 3", err)
@@ -170,7 +183,7 @@ func TestOpenReplicaOverAPlainFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain.Close()
-	st, err := OpenReplica(ctx, path, model.DefaultConfig(), nil)
+	st, err := OpenReplica(ctx, path, model.DefaultConfig(), Mutants{})
 	if errors.Is(err, sqld.ErrUnavailable) {
 		t.Skipf("NOT RUN: %v", err)
 	}
@@ -298,7 +311,7 @@ func TestWriteLocalWritesTheReplicasFileOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := clusterOnSqldWith(t, Writer(w))
+	c := clusterOnSqldWith(t, Writer(w), nil)
 	r0, err := c.NewReplica(ctx, "r0", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -325,5 +338,63 @@ func TestWriteLocalWritesTheReplicasFileOnly(t *testing.T) {
 	}
 	if pos, ok := c.Position("r0"); !ok || pos != at {
 		t.Errorf("r0 at position %d (%v), the primary at %d: want the same position, the diverged tables being what tells them apart", pos, ok, at)
+	}
+}
+
+// TestFlipFlopReadsAnOlderStateOfTheReplicasFile: the flip-flop read
+// mutant's every other read comes from a snapshot of the replica's own file
+// held since the read before it, while the replica's syncs go on beside
+// it: r0 shows e at v1, then none; at v2, then v1. A write of its client
+// takes the snapshot again after go-libsql's read-your-writes sync, so
+// the client reads its own write from either source. It fails with the
+// real reader (every read then shows the replica's now).
+func TestFlipFlopReadsAnOlderStateOfTheReplicasFile(t *testing.T) {
+	ctx := context.Background()
+	r, err := mutants.ReplicaReader(mutants.ReadFlipFlop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := clusterOnSqldWith(t, nil, Reader(r))
+	r0, r1 := twoReplicas(t, c)
+	commit := func(r model.Store, from int64) {
+		t.Helper()
+		if err := r.Commit(ctx, &model.Execution{ID: "e", DefinitionID: "d", Version: from, Status: "running"}, model.Batch{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loads := func(want ...int64) {
+		t.Helper()
+		for i, w := range want {
+			got, err := r0.Load(ctx, "e")
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := int64(0)
+			if got != nil {
+				v = got.Version
+			}
+			if v != w {
+				t.Fatalf("r0's load %d of this round shows v%d, want v%d (0: none)", i+1, v, w)
+			}
+		}
+	}
+	commit(r1, 0)
+	if err := r0.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	loads(1, 0) // the replica's now, then the snapshot held since r0 opened
+	commit(r1, 1)
+	if err := r0.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	loads(2, 1) // the snapshot was taken again after the read that used it
+	commit(r0, 2)
+	loads(3, 3) // its own write, from both
+	own, err := c.LocalDump(ctx, "r0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(own.Executions) != 1 || own.Executions[0].Version != 3 {
+		t.Errorf("r0's own file holds %+v; want e at v3: the mutant only reads it", own.Executions)
 	}
 }

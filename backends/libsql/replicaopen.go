@@ -43,13 +43,13 @@ func (s *ReplicaStore) Close() error {
 // OpenReplica opens the libsql+replica URL rest as one client: loads from
 // an embedded replica at the URL's path, commits on the primary. Without
 // primary= it starts sqld (see StartPrimary) and stops it on Close.
-func OpenReplica(ctx context.Context, rest string, cfg model.Config, writers WriterLookup) (model.Store, error) {
+func OpenReplica(ctx context.Context, rest string, cfg model.Config, mutants Mutants) (model.Store, error) {
 	t, err := ParseReplicaURL(rest)
 	if err != nil {
 		return nil, err
 	}
-	opt := ClusterOptions{Primary: t.Primary, Interval: t.SyncInterval, Seed: 1}
-	if opt.Writer, err = t.writer(writers); err != nil {
+	opt, err := t.ClusterOptions(nil, t.SyncInterval, 1, mutants)
+	if err != nil {
 		return nil, err
 	}
 	if t.Primary == "" {

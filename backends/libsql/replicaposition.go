@@ -105,6 +105,23 @@ func openFile(ctx context.Context, path string, cfg model.Config, name string) (
 	return st, nil
 }
 
+// openReadOnly opens the replica file at path read-only, on one
+// connection of go-libsql's local driver: nothing it runs is delegated, and
+// a read transaction held on it keeps the file's state of its first read
+// (the file is in WAL mode; the replica's syncs go on beside it). Only a
+// deliberately broken reader holds one (package mutants).
+func openReadOnly(path string) (*sql.DB, error) {
+	db, err := sql.Open("libsql", "file:"+path+"?mode=ro")
+	if err != nil {
+		return nil, fmt.Errorf("%s: open %s read-only: %w", ReplicaScheme, path, err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+	return db, nil
+}
+
 // localDump dumps the replica file at path without writing to it.
 func localDump(ctx context.Context, path string, cfg model.Config, name string) (_ *model.Dump, err error) {
 	db, err := sql.Open("libsql", "file:"+path+"?mode=ro")

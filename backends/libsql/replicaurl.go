@@ -49,9 +49,10 @@ type ReplicaTarget struct {
 	Net   string
 	Delay time.Duration
 	Auth  bool
-	// Mutant names a deliberately broken writer (package mutants); ""
-	// for the real backend.
-	Mutant string
+	// Mutant names a deliberately broken writer, ReadMutant a broken
+	// reader (package mutants); "" for the real backend.
+	Mutant     string
+	ReadMutant string
 }
 
 // Where a started primary listens (ReplicaTarget.Net).
@@ -126,6 +127,11 @@ func (t *ReplicaTarget) set(k, v string) error {
 		if v == "" {
 			err = errors.New("must name a replica mutant")
 		}
+	case "read_mutant":
+		t.ReadMutant = v
+		if v == "" {
+			err = errors.New("must name a replica read mutant")
+		}
 	case "net":
 		t.Net = v
 		if v != NetAuto && v != NetLoopback && v != NetNamespace {
@@ -148,7 +154,7 @@ func (t *ReplicaTarget) set(k, v string) error {
 	case "image":
 		t.Image = v
 	default:
-		err = errors.New("unknown parameter (known: primary, sync_interval, jitter, read_your_writes, token_env, sqld, image, net, delay, auth, mutant)")
+		err = errors.New("unknown parameter (known: primary, sync_interval, jitter, read_your_writes, token_env, sqld, image, net, delay, auth, mutant, read_mutant)")
 		for _, w := range secretWords() {
 			if strings.Contains(strings.ToLower(k), w) {
 				err = errors.New("looks like a credential: put it in an environment variable and name it with token_env=NAME; storecheck never reads a secret from a URL")

@@ -21,6 +21,14 @@ type Writer func(ctx context.Context, local *sqlstore.Store, db *sql.DB, file fu
 // has them); nil means the URL may name none.
 type WriterLookup func(name string) (Writer, error)
 
+// Mutants finds the deliberately broken parts a URL may name: the writer
+// of mutant= and the reader of read_mutant= (package mutants has them). A
+// nil lookup means the URL may name none of its kind.
+type Mutants struct {
+	Writers WriterLookup
+	Readers ReaderLookup
+}
+
 // writer looks the URL's mutant up; nil for the real backend.
 func (t ReplicaTarget) writer(writers WriterLookup) (Writer, error) {
 	if t.Mutant == "" {
@@ -36,12 +44,26 @@ func (t ReplicaTarget) writer(writers WriterLookup) (Writer, error) {
 	return w, nil
 }
 
+// mutants looks up the URL's writer and reader; nil each for the real
+// backend.
+func (t ReplicaTarget) mutants(m Mutants) (Writer, Reader, error) {
+	w, err := t.writer(m.Writers)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := t.reader(m.Readers)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w, r, nil
+}
+
 // ClusterOptions returns the options of a cluster on t's primary (or on
 // server, when storecheck started it), syncing every interval, seeded
-// with seed, with t's mutant looked up in writers.
-func (t ReplicaTarget) ClusterOptions(server *Primary, interval time.Duration, seed uint64, writers WriterLookup) (ClusterOptions, error) {
+// with seed, with t's mutant and read_mutant looked up in m.
+func (t ReplicaTarget) ClusterOptions(server *Primary, interval time.Duration, seed uint64, m Mutants) (ClusterOptions, error) {
 	opt := ClusterOptions{Primary: t.Primary, Server: server, Interval: interval, Seed: seed}
 	var err error
-	opt.Writer, err = t.writer(writers)
+	opt.Writer, opt.Reader, err = t.mutants(m)
 	return opt, err
 }

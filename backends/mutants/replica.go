@@ -5,7 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/storecheck/storecheck/backends/sqlstore"
 	"github.com/storecheck/storecheck/model"
@@ -51,32 +52,31 @@ func replicaMutants() map[string]replicaMutant {
 }
 
 // ReplicaNames lists the replica mutants.
-func ReplicaNames() []string {
-	var names []string
-	for n := range replicaMutants() {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func ReplicaNames() []string { return names(replicaMutants()) }
 
 // ReplicaBreaks says what replica mutant name breaks, or an error naming
 // the known ones.
 func ReplicaBreaks(name string) (string, error) {
-	m, ok := replicaMutants()[name]
-	if !ok {
-		return "", fmt.Errorf("unknown replica mutant %q (known: %v)", name, ReplicaNames())
-	}
-	return m.breaks, nil
+	m, err := find(replicaMutants(), "replica mutant", name)
+	return m.breaks, err
 }
 
 // ReplicaWriter returns the writer of replica mutant name.
 func ReplicaWriter(name string) (func(ctx context.Context, local *sqlstore.Store, db *sql.DB, file OpenFile, cfg model.Config) (model.Store, error), error) {
-	m, ok := replicaMutants()[name]
+	m, err := find(replicaMutants(), "replica mutant", name)
+	return m.writer, err
+}
+
+// names lists a table's names, sorted.
+func names[M any](table map[string]M) []string { return slices.Sorted(maps.Keys(table)) }
+
+// find looks name up in table, or says which names of kind it knows.
+func find[M any](table map[string]M, kind, name string) (M, error) {
+	m, ok := table[name]
 	if !ok {
-		return nil, fmt.Errorf("unknown replica mutant %q (known: %v)", name, ReplicaNames())
+		return m, fmt.Errorf("unknown %s %q (known: %v)", kind, name, names(table))
 	}
-	return m.writer, nil
+	return m, nil
 }
 
 // The replica mutants read the replica before the commit starts: once a

@@ -135,3 +135,48 @@ func TestSchedule(t *testing.T) {
 		}
 	}
 }
+
+// resetCounter is a reader told of resets.
+type resetCounter struct {
+	*model.Reference
+	resets int
+	syncs  *atomic.Int64
+	synced int64 // syncs when it was told
+}
+
+func (r *resetCounter) AfterReset(context.Context) error {
+	r.resets++
+	r.synced = r.syncs.Load()
+	return nil
+}
+
+// TestResetTellsAResetObserver: a reader that is a ResetObserver is told
+// of a reset once the replica has synced to the emptied primary; a write
+// is no reset.
+func TestResetTellsAResetObserver(t *testing.T) {
+	ctx := context.Background()
+	var syncs atomic.Int64
+	reader := &resetCounter{Reference: model.NewReference(model.DefaultConfig()), syncs: &syncs}
+	st, err := New(ctx, Config{
+		Name: "test", Replica: "r0", Primary: model.NewReference(model.DefaultConfig()), Reader: reader,
+		Schedule: Schedule{Interval: time.Hour}, ReadYourWrites: true,
+		Sync: func(context.Context) error { syncs.Add(1); return nil },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if err := st.Commit(ctx, &model.Execution{ID: "e", DefinitionID: "d", Status: "running"}, model.Batch{}); err != nil {
+		t.Fatal(err)
+	}
+	if reader.resets != 0 {
+		t.Fatalf("told of %d resets after a commit", reader.resets)
+	}
+	before := syncs.Load()
+	if err := st.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if reader.resets != 1 || reader.synced <= before {
+		t.Errorf("told of %d resets, at sync %d (the reset's sync is %d): want one, after the sync", reader.resets, reader.synced, before+1)
+	}
+}

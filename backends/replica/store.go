@@ -264,8 +264,16 @@ func (s *Store) Dump(ctx context.Context) (*model.Dump, error) {
 	return d.Dump(ctx)
 }
 
+// ResetObserver is a Reader that keeps a state of its own beside the
+// replica's (a deliberately broken reader holding an older snapshot, say)
+// and is told when the store was reset, after the replica synced to the
+// emptied primary: a reset is none of the clauses such a reader breaks.
+type ResetObserver interface {
+	AfterReset(ctx context.Context) error
+}
+
 // Reset implements model.Resetter: the primary is emptied and the replica
-// synced to it.
+// synced to it (and a Reader that is a ResetObserver told).
 func (s *Store) Reset(ctx context.Context) error {
 	r, ok := s.authority().(model.Resetter)
 	if !ok {
@@ -274,7 +282,15 @@ func (s *Store) Reset(ctx context.Context) error {
 	if err := r.Reset(ctx); err != nil {
 		return err
 	}
-	return s.Sync(ctx)
+	if err := s.Sync(ctx); err != nil {
+		return err
+	}
+	if o, ok := s.cfg.Reader.(ResetObserver); ok {
+		if err := o.AfterReset(ctx); err != nil {
+			return fmt.Errorf("%s: reset: replica %s: %w", s.cfg.Name, s.cfg.Replica, err)
+		}
+	}
+	return nil
 }
 
 // SetTraceMax implements model.TraceMaxSetter on the writer, which trims
