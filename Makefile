@@ -58,8 +58,11 @@ run: $(BIN) $(BIN)-worker
 ## `go test -json` run, docs/PERFORMANCE.md), so that they do not start last and leave the
 ## other cores idle at the end: TESTFIRST only orders the packages, it adds none (go tests
 ## each package once), and it is left out when PKGS names other packages than ./... .
+## scenarios comes fifth, not second: started beside internal/mutantrun's two catalogues (CPU
+## all along), its timed tests got less of a core than they had, and one that must see a
+## spinning child use a quarter of a core missed it (docs/PERFORMANCE.md, 2026-12-04).
 TESTP   ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
-TESTFIRST := ./internal/mutantrun ./scenarios ./internal/cli/realsqld ./internal/cli ./backends/runmutants
+TESTFIRST := ./internal/mutantrun ./internal/cli/realsqld ./internal/cli ./backends/runmutants ./scenarios
 test:
 	set -o pipefail; \
 	keep() { for e in "$$1"/storecheck-evidence-*; do [ -e "$$e" ] && mv "$$e" /tmp/ && echo "evidence moved to /tmp/$${e##*/}"; done; }; \
