@@ -53,7 +53,16 @@ run: $(BIN) $(BIN)-worker
 ## Its name carries the shell's process id: a run killed outright (no trap runs) leaves its
 ## folder, and the next make test removes the folders of shells that are gone. First, the
 ## worker build's container stubs (-tags storecheck_nocontainers) are type-checked.
+## go test starts the test binaries in the order it is given the packages, which for ./...
+## is by name; the packages that take longest come first (TESTFIRST, the longest of a
+## `go test -json` run, docs/PERFORMANCE.md), so that they do not start last and leave the
+## other cores idle at the end: TESTFIRST only orders the packages, it adds none (go tests
+## each package once), and it is left out when PKGS names other packages than ./... .
+## scenarios comes fifth, not second: started beside internal/mutantrun's two catalogues (CPU
+## all along), its timed tests got less of a core than they had, and one that must see a
+## spinning child use a quarter of a core missed it (docs/PERFORMANCE.md, 2026-12-04).
 TESTP   ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+TESTFIRST := ./internal/mutantrun ./internal/cli/realsqld ./internal/cli ./backends/runmutants ./scenarios
 test:
 	set -o pipefail; \
 	keep() { for e in "$$1"/storecheck-evidence-*; do [ -e "$$e" ] && mv "$$e" /tmp/ && echo "evidence moved to /tmp/$${e##*/}"; done; }; \
@@ -62,7 +71,7 @@ test:
 		TMPDIR=$$(mktemp -d /dev/shm/storecheck-test.$$$$.XXXXXX) && chmod 1777 "$$TMPDIR" && export TMPDIR && trap 'keep "$$TMPDIR"; rm -rf "$$TMPDIR"' EXIT && trap 'exit 130' INT && trap 'exit 143' TERM; \
 	fi; \
 	$(GO) vet -tags storecheck_nocontainers ./backends/... ./cmd/storecheck-worker && \
-	$(GO) test -p $(TESTP) -count=1 -json -timeout 30m $(PKGS) | $(GO) run ./internal/tools/testsum
+	$(GO) test -p $(TESTP) -count=1 -json -timeout 30m $(if $(filter ./...,$(PKGS)),$(TESTFIRST)) $(PKGS) | $(GO) run ./internal/tools/testsum
 
 test-short:
 	$(GO) test -count=1 -short $(PKGS)
