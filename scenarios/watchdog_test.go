@@ -151,6 +151,15 @@ func TestSpinningServersFindsAndKills(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// The claim is the finding and the killing, not the machine's load:
+	// beside make test's other packages on two cores a spinner at the
+	// default priority got less than the quarter core the sampler looks
+	// for (missed in 1 of 4 runs, docs/PERFORMANCE.md, 2026-12-04), so it
+	// goes ahead of them where the test may raise its priority (root). A
+	// real spinner missed under such load ends its run FAIL, not PASS.
+	if err := syscall.Setpriority(syscall.PRIO_PROCESS, spin.Process.Pid, -15); err != nil {
+		t.Logf("the spinner keeps the default priority (%v): under heavy load the sampler may miss it", err)
+	}
 	exited := make(chan error, 1)
 	go func() { exited <- spin.Wait() }()
 	// Whatever the test finds, neither child outlives it (a spinner it
