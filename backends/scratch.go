@@ -9,13 +9,3 @@ import "github.com/storecheck/storecheck/backends/internal/tmpfs"
 func MkdirTemp(parent, prefix string) (string, error) {
 	return tmpfs.MkdirTemp(parent, prefix)
 }
-
-// ScratchFolder is the parent folder for a run's throwaway files that no
-// fault storecheck injects can tell from files on disk (process kills and
-// pauses leave the page cache as it was; power loss is simulated only
-// through a file system storecheck mounts itself): the TMPDIR the user set;
-// else a tmpfs with room (/dev/shm on Linux); else the system's temporary
-// folder (""). note says which, for a report.
-func ScratchFolder() (dir, note string) {
-	return tmpfs.Scratch()
-}

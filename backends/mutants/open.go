@@ -77,13 +77,7 @@ func (t target) open(ctx context.Context, cfg model.Config) (model.Store, error)
 	b := &base{name: name, st: sqlstore.SQLite()}
 	path := t.path
 	if path == "" {
-		// A mutant without a file of its own runs neither crash-recovery
-		// nor power-loss (they need a path): nothing it is put through
-		// can tell memory from a disk, so, unless TMPDIR says where, its
-		// folder is in memory when the machine has a tmpfs with room, and
-		// its writes cost no disk.
-		parent, _ := tmpfs.Scratch()
-		dir, err := tmpfs.MkdirTemp(parent, "storecheck-mutant-")
+		dir, err := tmpfs.MkdirTemp("", "storecheck-mutant-")
 		if err != nil {
 			return nil, fmt.Errorf("%s: temporary folder: %w", name, err)
 		}

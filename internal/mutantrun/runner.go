@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/storecheck/storecheck/backends"
 	"github.com/storecheck/storecheck/internal/runner"
 	"github.com/storecheck/storecheck/model"
 	"github.com/storecheck/storecheck/reports"
@@ -74,9 +73,8 @@ type Runner struct {
 	// OutDir, when set, receives every run's artifacts in
 	// OutDir/runs/NN-NAME-SCENARIO.
 	OutDir string
-	// TempDir is where each run's database folder is made; "" means
-	// DatabaseFolder's choice: TMPDIR when set, else memory when the
-	// machine has a tmpfs with room, else the system's temporary folder.
+	// TempDir is where each run's database folder is made; "" means the
+	// system's.
 	TempDir string
 	// Parallel is how many runs go at once (runner.Plan.Parallel).
 	Parallel int
@@ -87,22 +85,6 @@ type Runner struct {
 	Progress func(s Subject, r RunResult)
 	// Reproduce, when set, renders the command that repeats one run.
 	Reproduce func(seed uint64, backend, scenario string) string
-}
-
-// DatabaseFolder is where the catalogue makes its runs' database folders,
-// and how the table says so (backends.ScratchFolder): the TMPDIR the user
-// set; else a tmpfs when the machine has one with room; else the system's
-// temporary folder ("").
-//
-// The stores are throwaway, and nothing the catalogue runs can tell memory
-// from a disk: conformance and concurrent never look below the store,
-// crash-recovery kills worker processes, which leaves the page cache as it
-// was, and power-loss cuts the power of a file system it mounts itself, in
-// the run's folder under the output folder, not here. What memory changes
-// is the cost: on a disk the runs' commits and checkpoints wait for it, and
-// for every other process using it (docs/PERFORMANCE.md).
-func DatabaseFolder() (dir, note string) {
-	return backends.ScratchFolder()
 }
 
 // Run runs every scenario against every subject, one run at a time (so the
@@ -133,11 +115,6 @@ func (r Runner) Run(ctx context.Context) (*Table, *reports.Summary, error) {
 		r.Sizing = DefaultSizing()
 	}
 	t := &Table{Seed: r.Seed, Budget: r.Budget, Sizing: r.Sizing, Seeds: map[string]uint64{}}
-	if r.TempDir == "" {
-		r.TempDir, t.Databases = DatabaseFolder()
-	} else {
-		t.Databases = "in " + r.TempDir
-	}
 	for _, sc := range scs {
 		t.Scenarios = append(t.Scenarios, sc.Name)
 		t.Seeds[sc.Name] = DeriveSeed(r.Seed, sc.Name)

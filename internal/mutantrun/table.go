@@ -131,12 +131,7 @@ type Table struct {
 	Scenarios []string          `json:"scenarios"`
 	Budget    time.Duration     `json:"budget_ns"`
 	Sizing    Sizing            `json:"sizing"`
-	// Databases says where the runs' database folders were made
-	// (DatabaseFolder): "in memory (/dev/shm, a tmpfs)", in TMPDIR, or on
-	// disk and why. A mutant without a file of its own makes its folder by
-	// the same rule (backends/mutants).
-	Databases string `json:"databases,omitempty"`
-	Rows      []Row  `json:"rows"`
+	Rows      []Row             `json:"rows"`
 	// Interrupted is set when the run was stopped before the end.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Passed is every mutant caught, no correct backend flagged, and the

@@ -84,18 +84,3 @@ func removeStale(parent, prefix string) {
 		_ = os.RemoveAll(filepath.Join(parent, e.Name()))
 	}
 }
-
-// Scratch is the parent folder for scratch files that no fault storecheck
-// injects could tell from files on disk (see the top of this file): the
-// TMPDIR the user set, when set; else a tmpfs with room (Folder); else the
-// system's temporary folder. note says which, and why not memory.
-func Scratch() (dir, note string) {
-	if t := os.Getenv("TMPDIR"); t != "" {
-		return t, "in " + t + " (TMPDIR)"
-	}
-	dir, err := Folder()
-	if err != nil {
-		return "", "on disk, in " + os.TempDir() + " (" + err.Error() + ")"
-	}
-	return dir, "in memory (" + dir + ", a tmpfs)"
-}

@@ -65,22 +65,3 @@ func TestMkdirTempRemovesOnlyStaleFolders(t *testing.T) {
 		}
 	}
 }
-
-// TestScratchHonoursTMPDIR: a TMPDIR the user set is the scratch folder;
-// without one, it is the tmpfs when there is one.
-func TestScratchHonoursTMPDIR(t *testing.T) {
-	set := t.TempDir()
-	t.Setenv("TMPDIR", set)
-	if dir, note := Scratch(); dir != set || !strings.Contains(note, "TMPDIR") {
-		t.Errorf("with TMPDIR=%s: Scratch() = %q, %q", set, dir, note)
-	}
-	t.Setenv("TMPDIR", "")
-	dir, note := Scratch()
-	if mem, err := Folder(); err == nil {
-		if dir != mem || !strings.Contains(note, "a tmpfs") {
-			t.Errorf("without TMPDIR, with %s: Scratch() = %q, %q", mem, dir, note)
-		}
-	} else if dir != "" || !strings.Contains(note, err.Error()) {
-		t.Errorf("without TMPDIR or a tmpfs (%v): Scratch() = %q, %q", err, dir, note)
-	}
-}
