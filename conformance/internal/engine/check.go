@@ -53,6 +53,13 @@ type Report struct {
 	MinimalSteps []string
 	// Output is everything rapid and the property logged.
 	Output []string
+	// ShrinkRuns is how many test cases minimisation re-ran, and
+	// MinimalAt the re-run that confirmed the MinimalSteps reported (0:
+	// the first failure as found): any ShrinkRuns bound of at least
+	// MinimalAt reports the same sequence for the same seed. ShortestAt is
+	// the re-run that confirmed the first sequence of as many steps: any
+	// bound of at least ShortestAt reports as many steps.
+	ShrinkRuns, MinimalAt, ShortestAt int
 	// Broken, when set, is the error that broke the store under test for
 	// good (Stores.Broken): the check stopped at the test case that broke
 	// it, without minimising. Failure is then that test case's failure and
@@ -85,7 +92,7 @@ func (c Contract[S, C]) Check(ctx context.Context, open func(ctx context.Context
 		return Report{}, err
 	}
 	rep := Report{Passed: out.Passed, Cases: stats.Cases.Load(), Ops: stats.Ops.Load(), Digest: stats.Digest(),
-		Failure: out.Failure, MinimalSteps: out.MinimalSteps, Output: out.Output}
+		Failure: out.Failure, MinimalSteps: out.MinimalSteps, Output: out.Output, ShrinkRuns: out.ShrinkRuns, MinimalAt: out.MinimalAt, ShortestAt: out.ShortestAt}
 	if stop.err != nil {
 		rep.Passed, rep.Broken = false, stop.err
 		rep.Failure, rep.MinimalSteps = stop.failure, stop.steps

@@ -32,6 +32,11 @@ type shrinkBudget struct {
 	stopped bool
 	last    *failedCase // the run just before, when it failed
 	best    *failedCase // the smallest failing case rapid confirmed
+	bestAt  int         // the re-run (after) that confirmed best; 0 for the first failure
+	// shortAt is the re-run that confirmed the first of the cases since
+	// whose length (in steps) has not changed: a budget that stops at or
+	// after it reports a case as long as best. 0 for the first failure.
+	shortAt int
 }
 
 // failedCase is what one failing test case showed.
@@ -68,7 +73,10 @@ func (b *shrinkBudget) observe(t *rapid.T) {
 		c.steps = b.caseLog()
 	}
 	if b.best == nil || b.last != nil && b.last.msg == c.msg && slices.Equal(b.last.steps, c.steps) {
-		b.best = c
+		if b.best == nil || len(c.steps) != len(b.best.steps) {
+			b.shortAt = b.after
+		}
+		b.best, b.bestAt = c, b.after
 	}
 	b.last, b.failed = c, true
 }

@@ -2,6 +2,7 @@ package rapidrun
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,5 +83,38 @@ func TestFailureMessageReadsRapidsField(t *testing.T) {
 	})
 	if got != "the message" {
 		t.Errorf("FailureMessage = %q, want %q", got, "the message")
+	}
+}
+
+// TestShrinkBudgetSaysWhereTheMinimalCaseWasFound: MinimalAt and ShortestAt
+// are what they claim: a budget of MinimalAt re-runs reports the very case
+// the full budget does, one of ShortestAt a case as long, and one of less
+// than ShortestAt a longer case (when the first failure was shrunk at all).
+func TestShrinkBudgetSaysWhereTheMinimalCaseWasFound(t *testing.T) {
+	run := func(budget int) Outcome {
+		t.Helper()
+		calls, log := 0, []string(nil)
+		out, err := Run(Config{Name: "budget", Seed: 5, Checks: 50, ShrinkRuns: budget, CaseLog: func() []string { return append([]string(nil), log...) }},
+			failingProperty(&calls, &log))
+		if err != nil || out.Passed {
+			t.Fatalf("budget %d: err %v passed %v", budget, err, out.Passed)
+		}
+		return out
+	}
+	full := run(400)
+	if !(0 < full.ShortestAt && full.ShortestAt <= full.MinimalAt && full.MinimalAt <= full.ShrinkRuns && full.ShrinkRuns <= 400) {
+		t.Fatalf("want 0 < ShortestAt %d <= MinimalAt %d <= ShrinkRuns %d <= 400", full.ShortestAt, full.MinimalAt, full.ShrinkRuns)
+	}
+	if at := run(full.MinimalAt); !slices.Equal(at.MinimalSteps, full.MinimalSteps) {
+		t.Errorf("a budget of MinimalAt (%d) reports\n%q\nthe full budget\n%q", full.MinimalAt, at.MinimalSteps, full.MinimalSteps)
+	}
+	if at := run(full.ShortestAt); len(at.MinimalSteps) != len(full.MinimalSteps) {
+		t.Errorf("a budget of ShortestAt (%d) reports %d lines, the full budget %d", full.ShortestAt, len(at.MinimalSteps), len(full.MinimalSteps))
+	}
+	if full.ShortestAt < 2 {
+		t.Fatalf("ShortestAt %d: this seed no longer shrinks in steps; pick one whose first failure is longer", full.ShortestAt)
+	}
+	if before := run(full.ShortestAt - 1); len(before.MinimalSteps) == len(full.MinimalSteps) {
+		t.Errorf("a budget of ShortestAt-1 (%d) already reports %d lines: ShortestAt is not where that length was reached", full.ShortestAt-1, len(full.MinimalSteps))
 	}
 }

@@ -43,6 +43,16 @@ type Outcome struct {
 	MinimalSteps []string
 	// Output is everything rapid and the property logged.
 	Output []string
+	// ShrinkRuns is how many test cases minimisation re-ran (rapid's last
+	// run, which logs the minimal case, not counted), and MinimalAt the
+	// re-run that confirmed the case reported (0: the first failure was
+	// never made smaller). With a shrink budget of N, any budget of at
+	// least MinimalAt reports the same case. ShortestAt is the re-run that
+	// confirmed the first case of the length (CaseLog lines) the cases
+	// confirmed since all have: a budget of at least ShortestAt reports a
+	// case as long as that one, perhaps with larger values in its steps.
+	// All three are 0 without a budget.
+	ShrinkRuns, MinimalAt, ShortestAt int
 }
 
 // flags serialises runs: rapid reads its settings from the process's flag set
@@ -88,6 +98,9 @@ func Run(cfg Config, prop func(*rapid.T)) (Outcome, error) {
 	out := Outcome{Passed: !tb.Failed(), Output: tb.lines}
 	if !out.Passed {
 		out.Failure, out.MinimalSteps = tb.failure()
+	}
+	if budget != nil && budget.failed {
+		out.ShrinkRuns, out.MinimalAt, out.ShortestAt = min(budget.after, budget.runs), budget.bestAt, budget.shortAt
 	}
 	return out, nil
 }
