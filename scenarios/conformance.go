@@ -59,11 +59,7 @@ func runConformance(ctx context.Context, t Target, p Params) Result {
 		res.Guarantee = "model conformance"
 		res.Reason = strings.TrimPrefix(rep.Failure, "[rapid] ")
 		res.MinimalSteps = rep.MinimalSteps
-		res.Metrics = map[string]float64{"minimal_steps": float64(conformance.StepCount(rep.MinimalSteps)),
-			// The shrink budget's use: any bound (ShrinkRuns) of at least
-			// minimal_at_run reports the same minimal sequence for this
-			// seed, and of at least shortest_at_run one as short.
-			"shrink_runs": float64(rep.ShrinkRuns), "minimal_at_run": float64(rep.MinimalAt), "shortest_at_run": float64(rep.ShortestAt)}
+		res.Metrics = minimisedMetrics(rep, conformance.StepCount(rep.MinimalSteps))
 	}
 	return res
 }
@@ -87,4 +83,13 @@ func mirror(src, dst *atomic.Int64) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-finished }
+}
+
+// minimisedMetrics are the figures of a conformance FAIL (either suite's):
+// the minimal sequence's steps, and the shrink budget's use — any bound
+// (ShrinkRuns) of at least minimal_at_run reports the same minimal sequence
+// for this seed, and of at least shortest_at_run one as short.
+func minimisedMetrics(rep conformance.Report, steps int) map[string]float64 {
+	return map[string]float64{"minimal_steps": float64(steps),
+		"shrink_runs": float64(rep.ShrinkRuns), "minimal_at_run": float64(rep.MinimalAt), "shortest_at_run": float64(rep.ShortestAt)}
 }

@@ -73,11 +73,7 @@ func runRunsConformance(ctx context.Context, t Target, p Params) Result {
 		res.Verdict, res.Guarantee = reports.Fail, "run-store model conformance"
 		res.Reason = strings.TrimPrefix(rep.Failure, "[rapid] ")
 		res.MinimalSteps = rep.MinimalSteps
-		res.Metrics = map[string]float64{"minimal_steps": float64(confrunstore.StepCount(rep.MinimalSteps)),
-			// The shrink budget's use: any bound (ShrinkRuns) of at least
-			// minimal_at_run reports the same minimal sequence for this
-			// seed, and of at least shortest_at_run one as short.
-			"shrink_runs": float64(rep.ShrinkRuns), "minimal_at_run": float64(rep.MinimalAt), "shortest_at_run": float64(rep.ShortestAt)}
+		res.Metrics = minimisedMetrics(rep, confrunstore.StepCount(rep.MinimalSteps))
 	}
 	return res
 }
