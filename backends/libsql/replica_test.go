@@ -4,6 +4,7 @@ package libsql
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -396,5 +397,36 @@ func TestFlipFlopReadsAnOlderStateOfTheReplicasFile(t *testing.T) {
 	}
 	if len(own.Executions) != 1 || own.Executions[0].Version != 3 {
 		t.Errorf("r0's own file holds %+v; want e at v3: the mutant only reads it", own.Executions)
+	}
+}
+
+// TestMutantLookup: a URL naming no mutant gets the real backend's nil
+// part; one naming a mutant where none can be looked up, or an unknown
+// one, is refused naming its parameter; a known one is found.
+func TestMutantLookup(t *testing.T) {
+	known := func(name string) (Reader, error) {
+		if name != "flip-flop" {
+			return nil, fmt.Errorf("unknown replica read mutant %q", name)
+		}
+		return func(context.Context, model.Store, model.Store, model.Store, func(context.Context) (*sql.DB, error), model.Config) (model.Store, model.Store, error) {
+			return nil, nil, nil
+		}, nil
+	}
+	for _, c := range []struct {
+		name    string
+		find    ReaderLookup
+		found   bool
+		wantErr string
+	}{
+		{"", nil, false, ""},
+		{"", known, false, ""},
+		{"flip-flop", nil, false, "read_mutant=flip-flop: no such mutants here"},
+		{"nosuch", known, false, `read_mutant: unknown replica read mutant "nosuch"`},
+		{"flip-flop", known, true, ""},
+	} {
+		r, err := lookupMutant("read_mutant", c.name, c.find)
+		if (r != nil) != c.found || (err == nil) != (c.wantErr == "") || err != nil && !strings.Contains(err.Error(), c.wantErr) {
+			t.Errorf("%q: found %v, err %v; want found %v, err containing %q", c.name, r != nil, err, c.found, c.wantErr)
+		}
 	}
 }

@@ -3,7 +3,6 @@ package libsql
 import (
 	"context"
 	"database/sql"
-	"fmt"
 
 	"github.com/storecheck/storecheck/model"
 )
@@ -25,18 +24,3 @@ type Reader func(ctx context.Context, replica, writes, primary model.Store, file
 // ReaderLookup finds the reader a URL's read_mutant= names (package
 // mutants has them); nil means the URL may name none.
 type ReaderLookup func(name string) (Reader, error)
-
-// reader looks the URL's read_mutant up; nil for the real backend.
-func (t ReplicaTarget) reader(readers ReaderLookup) (Reader, error) {
-	if t.ReadMutant == "" {
-		return nil, nil
-	}
-	if readers == nil {
-		return nil, fmt.Errorf("%s: read_mutant=%s: no read mutants here", ReplicaScheme, t.ReadMutant)
-	}
-	r, err := readers(t.ReadMutant)
-	if err != nil {
-		return nil, fmt.Errorf("%s: read_mutant: %w", ReplicaScheme, err)
-	}
-	return r, nil
-}

@@ -29,33 +29,35 @@ type Mutants struct {
 	Readers ReaderLookup
 }
 
-// writer looks the URL's mutant up; nil for the real backend.
-func (t ReplicaTarget) writer(writers WriterLookup) (Writer, error) {
-	if t.Mutant == "" {
-		return nil, nil
-	}
-	if writers == nil {
-		return nil, fmt.Errorf("%s: mutant=%s: no mutants here", ReplicaScheme, t.Mutant)
-	}
-	w, err := writers(t.Mutant)
-	if err != nil {
-		return nil, fmt.Errorf("%s: mutant: %w", ReplicaScheme, err)
-	}
-	return w, nil
-}
-
 // mutants looks up the URL's writer and reader; nil each for the real
 // backend.
 func (t ReplicaTarget) mutants(m Mutants) (Writer, Reader, error) {
-	w, err := t.writer(m.Writers)
+	w, err := lookupMutant("mutant", t.Mutant, m.Writers)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := t.reader(m.Readers)
+	r, err := lookupMutant("read_mutant", t.ReadMutant, m.Readers)
 	if err != nil {
 		return nil, nil, err
 	}
 	return w, r, nil
+}
+
+// lookupMutant finds the broken part the URL's parameter param names in
+// find; the zero value (nil) when it names none, the real backend's.
+func lookupMutant[T any](param, name string, find func(string) (T, error)) (T, error) {
+	var none T
+	if name == "" {
+		return none, nil
+	}
+	if find == nil {
+		return none, fmt.Errorf("%s: %s=%s: no such mutants here", ReplicaScheme, param, name)
+	}
+	m, err := find(name)
+	if err != nil {
+		return none, fmt.Errorf("%s: %s: %w", ReplicaScheme, param, err)
+	}
+	return m, nil
 }
 
 // ClusterOptions returns the options of a cluster on t's primary (or on
