@@ -106,8 +106,10 @@ func TestEveryMutantCaught(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Log("\n" + b.String())
-			if !tab.Pass() {
-				t.Errorf("survivors %v, flagged %v", tab.Survivors(), tab.Flagged())
+			retried := catchOnRetry(t, tab, seed)
+			survivors := slices.DeleteFunc(tab.Survivors(), func(name string) bool { _, ok := retried[name]; return ok })
+			if len(survivors) > 0 || len(tab.Flagged()) > 0 || tab.Interrupted {
+				t.Errorf("survivors %v, flagged %v", survivors, tab.Flagged())
 				for _, row := range tab.Rows {
 					for _, r := range row.Runs {
 						if r.Verdict == reports.Fail && row.Kind == Correct || r.Verdict == reports.NotRun && !strings.HasPrefix(r.Reason, "skipped:") {
@@ -121,6 +123,9 @@ func TestEveryMutantCaught(t *testing.T) {
 			}
 			for name, want := range onlyCaughtBy {
 				row, ok := tab.Row(name)
+				if r, again := retried[name]; again {
+					row = r
+				}
 				switch {
 				case !ok && hunt[name] && seed > 1:
 				case !ok:
@@ -131,6 +136,50 @@ func TestEveryMutantCaught(t *testing.T) {
 			}
 		})
 	}
+}
+
+// retrySeeds is how many more seeds a mutant whose catch rests on the
+// concurrent workload's timing gets when it survives a seed: its catch
+// needs two clients to meet inside its window, which a run on a machine
+// busy with the other test binaries sometimes does not bring (seq-before-tx
+// survived seed 1 once in a clean clone's make test, 2026-12-04, caught
+// 300 of 300 in-process the session before; docs/DETECTION.md gives the
+// rates). A mutant missed at its seed and every retry is a survivor.
+const retrySeeds = 2
+
+// catchOnRetry runs each survivor of tab that only the concurrent
+// scenario catches (onlyCaughtBy) again, on concurrent alone, at up to
+// retrySeeds seeds of its own (100·seed+k, none of the test's), and
+// returns the rows of those caught, by name. Each retry is logged.
+func catchOnRetry(t *testing.T, tab *Table, seed uint64) map[string]Row {
+	t.Helper()
+	caught := map[string]Row{}
+	conc, err := scenarios.Lookup("concurrent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range tab.Survivors() {
+		if want, ok := onlyCaughtBy[name]; !ok || want[0] != "concurrent" {
+			continue
+		}
+		subjects, err := Select(Subjects(), []string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k := uint64(1); k <= retrySeeds; k++ {
+			again, _, err := Runner{Subjects: subjects, Scenarios: []scenarios.Scenario{conc}, Sizing: ciSizing(), Seed: 100*seed + k, Budget: time.Minute, TempDir: t.TempDir()}.Run(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			row, _ := again.Row(name)
+			t.Logf("%s survived seed %d; retry at seed %d: caught %v", name, seed, 100*seed+k, row.Caught)
+			if row.Caught {
+				caught[name] = row
+				break
+			}
+		}
+	}
+	return caught
 }
 
 // The table records misses: with only the concurrent scenario, mutants
@@ -485,5 +534,32 @@ func TestConcurrentHoldsReplicaListingsToAcks(t *testing.T) {
 		if !ok || row.By == nil || row.By.Guarantee != "replica read" {
 			t.Errorf("%s: caught by %+v, want concurrent (replica read)", s.Name, row.By)
 		}
+	}
+}
+
+// TestRetryCatchesARaceSurvivor: a concurrent-only mutant that survived
+// (here: run on conformance alone, which never sees it) is caught by
+// catchOnRetry's concurrent runs; a mutant conformance catches is not
+// retried.
+func TestRetryCatchesARaceSurvivor(t *testing.T) {
+	subjects, err := Select(Subjects(), []string{"seq-before-tx", "blind-write"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := scenarios.Lookup("conformance")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, _, err := Runner{Subjects: subjects, Scenarios: []scenarios.Scenario{conf}, Sizing: ciSizing(), Seed: 1, TempDir: t.TempDir()}.Run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := tab.Survivors(); !slices.Equal(got, []string{"seq-before-tx"}) {
+		t.Fatalf("survivors of conformance alone %v; want [seq-before-tx]", got)
+	}
+	retried := catchOnRetry(t, tab, 1)
+	row, ok := retried["seq-before-tx"]
+	if len(retried) != 1 || !ok || row.By == nil || row.By.Scenario != "concurrent" {
+		t.Errorf("retried %+v; want seq-before-tx caught by concurrent", retried)
 	}
 }
