@@ -80,13 +80,21 @@ type Parallel struct {
 	InProcessCores float64 `json:"in_process_cores,omitempty"`
 }
 
-// String is "1 run at a time", "2 runs at once, timed runs within 2
-// cores" or "…, timed runs within 2 cores (3 on in-process stores)".
+// String is "1 run at a time", "2 runs at once, timed runs one at a
+// time", "2 runs at once, timed runs within 2 cores" or "…, timed runs
+// within 2 cores (3 on in-process stores)".
 func (p Parallel) String() string {
 	if p.Runs <= 1 {
 		return "1 run at a time"
 	}
-	s := fmt.Sprintf("%d runs at once, timed runs within %d cores", p.Runs, p.TimedCores)
+	if p.TimedCores <= 1 && p.InProcessCores <= 1 {
+		return fmt.Sprintf("%d runs at once, timed runs one at a time", p.Runs)
+	}
+	cores := "cores"
+	if p.TimedCores == 1 {
+		cores = "core"
+	}
+	s := fmt.Sprintf("%d runs at once, timed runs within %d %s", p.Runs, p.TimedCores, cores)
 	if p.InProcessCores > float64(p.TimedCores) {
 		s += fmt.Sprintf(" (%g on in-process stores)", p.InProcessCores)
 	}

@@ -190,3 +190,21 @@ func TestJudgeNeverPassesAFailedGate(t *testing.T) {
 		}
 	}
 }
+
+// What a summary says of the runs that went at once, for each kind of plan.
+func TestParallelString(t *testing.T) {
+	for _, c := range []struct {
+		p    Parallel
+		want string
+	}{
+		{Parallel{Runs: 1, TimedCores: 1}, "1 run at a time"},
+		{Parallel{Runs: 2, TimedCores: 1}, "2 runs at once, timed runs one at a time"},
+		{Parallel{Runs: 2, TimedCores: 2}, "2 runs at once, timed runs within 2 cores"},
+		{Parallel{Runs: 2, TimedCores: 2, InProcessCores: 3}, "2 runs at once, timed runs within 2 cores (3 on in-process stores)"},
+		{Parallel{Runs: 2, TimedCores: 1, InProcessCores: 1.5}, "2 runs at once, timed runs within 1 core (1.5 on in-process stores)"},
+	} {
+		if got := c.p.String(); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.p, got, c.want)
+		}
+	}
+}

@@ -29,7 +29,7 @@ func (f *mutantsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "storecheck-mutants", "output folder (DIR); mutants.json and summary.json are written there")
 	fs.Var(&f.only, "only", "catalogue entries to run, comma-separated or repeated (default: every mutant and every correct backend)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the table and where the reports are: no seed line, no progress")
-	fs.IntVar(&f.parallel, "parallel", defaultMutantParallel(), "runs at once: different catalogue entries side by side, each entry's scenarios in order, power-loss alone after them; times to catch are then the loaded machine's; the default is half the CPUs")
+	fs.IntVar(&f.parallel, "parallel", defaultMutantParallel(), "runs at once: different catalogue entries side by side, each entry's scenarios in order, the timed ones (crash-recovery, power-loss) one at a time after them; times to catch are then those of a shared machine (the table says how many went at once); the default is one per CPU")
 }
 
 // mutantsCommand runs the catalogue of broken stores and the correct

@@ -216,16 +216,17 @@ func TestTableRecordsMisses(t *testing.T) {
 	}
 }
 
-// The real conformance scenario, through scenarios.Lookup: the run is
-// measured up to the failing case, the minimal sequence is kept, and the
-// summary has one run per subject × scenario with derived seeds.
+// The real conformance scenario, through scenarios.Lookup, two runs at a
+// time: the run is measured up to the failing case, the minimal sequence
+// is kept, the summary has one run per subject × scenario with derived
+// seeds, and the table and summary say how many runs went at once.
 func TestRealScenarios(t *testing.T) {
 	subjects, err := Select(Subjects(), []string{"version-not-restored", "memory"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	tab, _, err := Runner{Subjects: subjects, Seed: 3, OutDir: out}.Run(context.Background())
+	tab, _, err := Runner{Subjects: subjects, Seed: 3, OutDir: out, Parallel: 2}.Run(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,6 +244,13 @@ func TestRealScenarios(t *testing.T) {
 	sum := tab.Summary("storecheck mutants --seed 3")
 	if len(sum.Runs) != 2*len(tab.Scenarios) || sum.Seed != 3 {
 		t.Fatalf("summary: %+v", sum)
+	}
+	if sum.Parallel == nil || sum.Parallel.Runs != 2 {
+		t.Errorf("the summary says %+v runs went at once, want 2: its times to catch are a shared machine's", sum.Parallel)
+	}
+	var text strings.Builder
+	if err := tab.Write(&text); err != nil || !strings.Contains(text.String(), "; 2 runs at once, timed runs one at a time\n") {
+		t.Errorf("the table does not say how many runs went at once (%v):\n%s", err, text.String())
 	}
 	for _, r := range sum.Runs {
 		if (r.Scenario == "power-loss" || r.Scenario == "crash-recovery") && !r.NotApplicable {

@@ -37,7 +37,11 @@ func (t *Table) Write(w io.Writer) error {
 	if notApplicable > 0 {
 		fmt.Fprintf(&b, "%d subject × scenario pairs do not apply (e.g. power-loss on a store without a file): not run, not counted\n", notApplicable)
 	}
-	fmt.Fprintf(&b, "seeds: %s (from --seed %d); budget %v per run\n", t.seedsText(), t.Seed, t.Budget)
+	fmt.Fprintf(&b, "seeds: %s (from --seed %d); budget %v per run", t.seedsText(), t.Seed, t.Budget)
+	if t.Parallel != nil {
+		fmt.Fprintf(&b, "; %s", t.Parallel)
+	}
+	fmt.Fprintln(&b)
 	t.Pass()
 	fmt.Fprintln(&b, t.verdictLine())
 	_, err := io.WriteString(w, b.String())
@@ -172,7 +176,7 @@ func (t *Table) Gate() *reports.Gate {
 // reports show its FAIL as the mutant caught, and a mutant no run FAILed
 // as a survivor (reports.Outcomes).
 func (t *Table) Summary(command string) *reports.Summary {
-	s := &reports.Summary{Seed: t.Seed, Command: command, Gate: t.Gate()}
+	s := &reports.Summary{Seed: t.Seed, Command: command, Gate: t.Gate(), Parallel: t.Parallel}
 	for _, row := range t.Rows {
 		var expect reports.Verdict
 		if row.Kind == Mutant {

@@ -87,12 +87,12 @@ type Runner struct {
 	Reproduce func(seed uint64, backend, scenario string) string
 }
 
-// Run runs every scenario against every subject, one run at a time (so the
-// times measured are the runs' own), through the runner every command
-// uses, and returns the table and the summary the reports render. The
-// error is for a runner that could not start; a run that could not is a
-// row of the table (NOT RUN), and an interrupted one marks the table
-// interrupted.
+// Run runs every scenario against every subject, r.Parallel runs at a
+// time (the times measured are then those of a shared machine; the table
+// says how many went at once), through the runner every command uses,
+// and returns the table and the summary the reports render. The error is
+// for a runner that could not start; a run that could not is a row of the
+// table (NOT RUN), and an interrupted one marks the table interrupted.
 func (r Runner) Run(ctx context.Context) (*Table, *reports.Summary, error) {
 	if r.Seed == 0 {
 		return nil, nil, errors.New("mutants: the seed must be positive")
@@ -155,6 +155,7 @@ func (r Runner) Run(ctx context.Context) (*Table, *reports.Summary, error) {
 		row.settle()
 		t.Rows = append(t.Rows, row)
 	}
+	t.Parallel = sum.Parallel
 	t.Interrupted = ctx.Err() != nil
 	return t, sum, nil
 }

@@ -132,6 +132,9 @@ type Table struct {
 	Budget    time.Duration     `json:"budget_ns"`
 	Sizing    Sizing            `json:"sizing"`
 	Rows      []Row             `json:"rows"`
+	// Parallel is how many runs went at once: times to catch are those
+	// of a machine the runs shared.
+	Parallel *reports.Parallel `json:"parallel,omitempty"`
 	// Interrupted is set when the run was stopped before the end.
 	Interrupted bool `json:"interrupted,omitempty"`
 	// Passed is every mutant caught, no correct backend flagged, and the

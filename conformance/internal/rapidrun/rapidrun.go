@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -55,27 +54,28 @@ type Outcome struct {
 	ShrinkRuns, MinimalAt, ShortestAt int
 }
 
-// flags serialises runs: rapid reads its settings from the process's flag set
-// (rapid.seed, rapid.checks, …), of which there is one per process.
-var flags sync.Mutex
-
 // Run runs prop under cfg. The error is for a run that could not start.
+// Runs whose settings differ only in their seed go side by side; others
+// wait for the runs going to end (gate).
 func Run(cfg Config, prop func(*rapid.T)) (Outcome, error) {
 	if cfg.Seed == 0 {
 		return Outcome{}, fmt.Errorf("%s: seed must be non-zero (rapid treats 0 as random)", cfg.Name)
 	}
-	flags.Lock()
-	defer flags.Unlock()
-	restore, err := setFlags(cfg)
+	seedRead, leave, err := gate.enter(cfg)
 	if err != nil {
 		return Outcome{}, fmt.Errorf("%s: %w", cfg.Name, err)
 	}
-	defer restore()
+	defer leave()
 	tb := &captureTB{name: cfg.Name}
 	var budget *shrinkBudget
 	if cfg.ShrinkRuns > 0 {
 		budget = &shrinkBudget{runs: cfg.ShrinkRuns, tb: tb, caseLog: cfg.CaseLog}
 		prop = budget.wrap(prop)
+	}
+	inner := prop
+	prop = func(t *rapid.T) {
+		seedRead() // rapid reads the seed before it first calls the property
+		inner(t)
 	}
 	// rapid runs on a goroutine of its own so that the budget can end it
 	// (runtime.Goexit) from inside the property: rapid's shrinker cannot be
@@ -106,7 +106,8 @@ func Run(cfg Config, prop func(*rapid.T)) (Outcome, error) {
 }
 
 // setFlags points rapid at cfg through the process flag set, and returns the
-// function that puts the previous values back.
+// function that puts the previous values back. Only while no run goes
+// (gate).
 func setFlags(cfg Config) (func(), error) {
 	if flag.Lookup("test.v") == nil {
 		testing.Init() // rapid calls testing.Short, which needs the test flags
@@ -139,6 +140,15 @@ func setFlags(cfg Config) (func(), error) {
 			_ = flag.Set(name, v)
 		}
 	}, nil
+}
+
+// setSeed points rapid at seed alone, the other flags left as setFlags
+// set them.
+func setSeed(seed uint64) error {
+	if err := flag.Set("rapid.seed", strconv.FormatUint(seed, 10)); err != nil {
+		return fmt.Errorf("set -rapid.seed: %w", err)
+	}
+	return nil
 }
 
 func orDefault[T comparable](v, def T) T {
