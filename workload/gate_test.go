@@ -16,17 +16,22 @@ func TestGateHoldsTheTraffic(t *testing.T) {
 	gate := &Gate{}
 	var steps atomic.Int64
 	var during, after int64
-	cfg := Config{Clients: 3, Duration: 600 * time.Millisecond, Seed: 5, Gate: gate, Progress: &steps,
+	// The run is long enough that the gate opens well before its end on a
+	// loaded machine; the steps in flight when it closes are waited out
+	// (no step for 200 ms), not guessed.
+	cfg := Config{Clients: 3, Duration: 2 * time.Second, Seed: 5, Gate: gate, Progress: &steps,
 		During: func(ctx context.Context, _ func() int64) error {
 			time.Sleep(100 * time.Millisecond)
 			gate.Close()
-			time.Sleep(20 * time.Millisecond) // the steps in flight end
-			held := steps.Load()
+			held := settled(ctx, &steps, 200*time.Millisecond)
 			time.Sleep(200 * time.Millisecond)
 			during = steps.Load() - held
 			gate.Open()
-			time.Sleep(100 * time.Millisecond)
-			after = steps.Load() - held - during
+			for after == 0 && ctx.Err() == nil {
+				time.Sleep(10 * time.Millisecond)
+				after = steps.Load() - held - during
+			}
+			gate.Close() // the rest of the run idles: a short history to check
 			<-ctx.Done()
 			return nil
 		}}
@@ -42,7 +47,6 @@ func TestGateHoldsTheTraffic(t *testing.T) {
 	}
 
 	// A closed gate lets a client go when the run's context ends.
-	gate.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
@@ -53,6 +57,19 @@ func TestGateHoldsTheTraffic(t *testing.T) {
 	gate.Open()
 	gate.Open() // opening an open gate does nothing
 	gate.Wait(context.Background())
+}
+
+// settled waits until steps has not moved for quiet (or ctx ends) and
+// returns its value.
+func settled(ctx context.Context, steps *atomic.Int64, quiet time.Duration) int64 {
+	last, since := steps.Load(), time.Now()
+	for ctx.Err() == nil && time.Since(since) < quiet {
+		time.Sleep(10 * time.Millisecond)
+		if n := steps.Load(); n != last {
+			last, since = n, time.Now()
+		}
+	}
+	return last
 }
 
 // TestGateHoldsNoLongerThanTheDuration: a gate left closed past the run's
