@@ -98,23 +98,48 @@ func TestForceUnmountRemovesTheMountOfADeadServer(t *testing.T) {
 	if err := Available(); err != nil {
 		t.Skipf("NOT RUN: %v", err)
 	}
-	dir, mp, _ := tempDirs(t)
-	t.Cleanup(func() { ForceUnmount(mp) })
-	w := startWorker(t, workerConfig{Job: "mount", Path: dir})
-	w.kill()
-	if m, err := Mounted(mp); err != nil || !m {
-		t.Fatalf("the dead server's mount is not there: %v %v", m, err)
+	unlessSwept(t, func() bool {
+		dir, mp, _ := tempDirs(t)
+		t.Cleanup(func() { ForceUnmount(mp) })
+		w := startWorker(t, workerConfig{Job: "mount", Path: dir})
+		w.kill()
+		if m, err := Mounted(mp); err != nil {
+			t.Fatal(err)
+		} else if !m {
+			return true
+		}
+		if _, err := os.ReadDir(mp); err == nil {
+			if m, _ := Mounted(mp); !m {
+				return true // it was swept between the two looks
+			}
+			t.Error("the dead mount still serves")
+		}
+		if err := ForceUnmount(mp); err != nil {
+			t.Fatal(err)
+		}
+		assertUnmounted(t, mp)
+		if err := ForceUnmount(mp); err != nil {
+			t.Errorf("force unmount of nothing: %v", err)
+		}
+		return false
+	})
+}
+
+// unlessSwept runs attempt, a test of a dead server's mount, again while it
+// reports that the mount was gone before the test could look at it, at
+// most three times. Any Mount sweeps the dead servers' mounts of the whole
+// namespace (SweepDead), and go test runs other packages' power-loss runs
+// beside this one; a mount swept by them says nothing of the code under
+// test. Three sweeps in a row are reported NOT RUN, not PASS.
+func unlessSwept(t *testing.T, attempt func() (swept bool)) {
+	t.Helper()
+	for i := range 3 {
+		if !attempt() {
+			return
+		}
+		t.Logf("attempt %d: another process's Mount swept the dead server's mount before the test looked", i+1)
 	}
-	if _, err := os.ReadDir(mp); err == nil {
-		t.Error("the dead mount still serves")
-	}
-	if err := ForceUnmount(mp); err != nil {
-		t.Fatal(err)
-	}
-	assertUnmounted(t, mp)
-	if err := ForceUnmount(mp); err != nil {
-		t.Errorf("force unmount of nothing: %v", err)
-	}
+	t.Skip("NOT RUN: another process's Mount swept the test's dead mount first, three times")
 }
 
 // The mount a killed process left is removed by the next Mount (SweepDead),
@@ -124,6 +149,12 @@ func TestMountSweepsTheMountsOfDeadServers(t *testing.T) {
 	if err := Available(); err != nil {
 		t.Skipf("NOT RUN: %v", err)
 	}
+	unlessSwept(t, func() bool { return sweepsTheDead(t) })
+}
+
+// sweepsTheDead is one attempt of TestMountSweepsTheMountsOfDeadServers;
+// it reports whether the dead server's mount was swept before its Mount.
+func sweepsTheDead(t *testing.T) (swept bool) {
 	deadDir, deadMP, _ := tempDirs(t)
 	liveDir, liveMP, _ := tempDirs(t)
 	t.Cleanup(func() { ForceUnmount(deadMP); ForceUnmount(liveMP) })
@@ -138,8 +169,10 @@ func TestMountSweepsTheMountsOfDeadServers(t *testing.T) {
 			t.Fatal("the killed worker is not a zombie after 5 s")
 		}
 	}
-	if m, err := Mounted(deadMP); err != nil || !m {
-		t.Fatalf("the dead server's mount is not there: %v %v", m, err)
+	if m, err := Mounted(deadMP); err != nil {
+		t.Fatal(err)
+	} else if !m {
+		return true
 	}
 	_, mp, backing := tempDirs(t)
 	f, err := Mount(context.Background(), mp, backing, Options{})
@@ -156,4 +189,5 @@ func TestMountSweepsTheMountsOfDeadServers(t *testing.T) {
 	if _, err := os.ReadDir(liveMP); err != nil {
 		t.Errorf("the live server's mount does not serve: %v", err)
 	}
+	return false
 }
