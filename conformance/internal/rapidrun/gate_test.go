@@ -122,6 +122,12 @@ func admittedIn(c <-chan [2]func(), d time.Duration) ([2]func(), bool) {
 	}
 }
 
+// admitWithin bounds the wait for a run the gate must admit: generous,
+// since only a wrong gate ever waits it out. The 50 ms windows in which a
+// run must not be admitted can only let a wrong gate pass, never fail a
+// right one.
+const admitWithin = 10 * time.Second
+
 func seedFlag() string { return flag.Lookup("rapid.seed").Value.String() }
 
 // The gate's terms, one at a time: a run on the same settings waits until
@@ -135,7 +141,10 @@ func TestGateTerms(t *testing.T) {
 	other := Config{Seed: 12, Checks: 4}
 	same := Config{Seed: 13, Checks: 3}
 
-	fa, _ := admittedIn(entered(t, g, a), time.Second)
+	fa, ok := admittedIn(entered(t, g, a), admitWithin)
+	if !ok {
+		t.Fatal("the first run was not admitted")
+	}
 	if seedFlag() != "11" {
 		t.Fatalf("rapid.seed is %s once the first run is admitted, want 11", seedFlag())
 	}
@@ -147,7 +156,7 @@ func TestGateTerms(t *testing.T) {
 		t.Fatalf("rapid.seed became %s before the first run read it", seedFlag())
 	}
 	fa[0]() // the first run's property was called
-	fs, ok := admittedIn(waitSame, time.Second)
+	fs, ok := admittedIn(waitSame, admitWithin)
 	if !ok || seedFlag() != "14" {
 		t.Fatalf("once the seed was read a run on the same settings was admitted %v, rapid.seed %s (want 14)", ok, seedFlag())
 	}
@@ -164,12 +173,12 @@ func TestGateTerms(t *testing.T) {
 	}
 	fa[1]()
 	fs[1]()
-	fo, ok := admittedIn(waitOther, time.Second)
+	fo, ok := admittedIn(waitOther, admitWithin)
 	if !ok || flag.Lookup("rapid.checks").Value.String() != "4" {
 		t.Fatalf("once the runs left a run on other settings was admitted %v, rapid.checks %s (want 4)", ok, flag.Lookup("rapid.checks").Value)
 	}
 	fo[1]() // leave calls seedRead itself
-	fl, ok := admittedIn(waitLater, time.Second)
+	fl, ok := admittedIn(waitLater, admitWithin)
 	if !ok {
 		t.Fatal("the last run was never admitted")
 	}
