@@ -79,9 +79,9 @@ func TestRunsOnOtherSettingsWaitForEachOther(t *testing.T) {
 						t.Errorf("a run on setting %d went beside one on setting %d", k, j)
 					}
 				}
-				want := settingsOf(cfg)
+				want := flagValues(cfg)
 				got := fmt.Sprintf("%s %s %s", flag.Lookup("rapid.checks").Value, flag.Lookup("rapid.steps").Value, flag.Lookup("rapid.shrinktime").Value)
-				if w := fmt.Sprintf("%d %d %s", want.checks, want.steps, want.shrinkTime); got != w {
+				if w := fmt.Sprintf("%s %s %s", want["rapid.checks"], want["rapid.steps"], want["rapid.shrinktime"]); got != w {
 					t.Errorf("a run on setting %d saw rapid's flags say %q, want %q", k, got, w)
 				}
 				time.Sleep(time.Millisecond)
@@ -174,8 +174,8 @@ func TestGateTerms(t *testing.T) {
 	fa[1]()
 	fs[1]()
 	fo, ok := admittedIn(waitOther, admitWithin)
-	if !ok || flag.Lookup("rapid.checks").Value.String() != "4" {
-		t.Fatalf("once the runs left a run on other settings was admitted %v, rapid.checks %s (want 4)", ok, flag.Lookup("rapid.checks").Value)
+	if want := flagValues(other)["rapid.checks"]; !ok || flag.Lookup("rapid.checks").Value.String() != want {
+		t.Fatalf("once the runs left a run on other settings was admitted %v, rapid.checks %s (want %s)", ok, flag.Lookup("rapid.checks").Value, want)
 	}
 	fo[1]() // leave calls seedRead itself
 	fl, ok := admittedIn(waitLater, admitWithin)
@@ -185,5 +185,34 @@ func TestGateTerms(t *testing.T) {
 	fl[1]()
 	if after := seedFlag() + " " + flag.Lookup("rapid.checks").Value.String(); after != before {
 		t.Errorf("after the last run left rapid.seed and rapid.checks are %s, want them put back (%s)", after, before)
+	}
+}
+
+// A Config says how many test cases run, also in a test binary run with
+// go test -short, where rapid alone would run a fifth of them (and half
+// the steps): `storecheck run --checks 3` in a -short test is three cases,
+// not none.
+func TestAConfigRunsItsChecksUnderShort(t *testing.T) {
+	for _, short := range []string{"true", "false"} {
+		old := flag.Lookup("test.short").Value.String()
+		if err := flag.Set("test.short", short); err != nil {
+			t.Fatal(err)
+		}
+		cases, steps := 0, ""
+		_, err := Run(Config{Name: "short", Seed: 3, Checks: 3, Steps: 7}, func(*rapid.T) {
+			cases++
+			steps = flag.Lookup("rapid.steps").Value.String()
+		})
+		_ = flag.Set("test.short", old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wantSteps := "7"
+		if short == "true" {
+			wantSteps = "14" // rapid halves it: 7 steps on average
+		}
+		if cases != 3 || steps != wantSteps {
+			t.Errorf("-short=%s: %d test cases, rapid.steps %s; want 3 and %s", short, cases, steps, wantSteps)
+		}
 	}
 }

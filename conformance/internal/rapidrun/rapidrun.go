@@ -117,13 +117,7 @@ func setFlags(cfg Config) (func(), error) {
 			return nil, err
 		}
 	}
-	want := map[string]string{
-		"rapid.seed":       strconv.FormatUint(cfg.Seed, 10),
-		"rapid.checks":     strconv.Itoa(orDefault(cfg.Checks, 100)),
-		"rapid.steps":      strconv.Itoa(orDefault(cfg.Steps, 30)),
-		"rapid.shrinktime": orDefault(cfg.ShrinkTime, 30*time.Second).String(),
-		"rapid.nofailfile": "true", // no testdata/rapid folder in the user's directory
-	}
+	want := flagValues(cfg)
 	old := map[string]string{}
 	for name, v := range want {
 		f := flag.Lookup(name)
@@ -140,6 +134,25 @@ func setFlags(cfg Config) (func(), error) {
 			_ = flag.Set(name, v)
 		}
 	}, nil
+}
+
+// flagValues is what setFlags sets rapid's flags to for cfg. A Config
+// says how many test cases and steps run, also in a test binary run with
+// go test -short, where rapid runs a fifth of rapid.checks and half of
+// rapid.steps: there, the flags ask for five and two times as many, which
+// rapid's integer divisions take back exactly.
+func flagValues(cfg Config) map[string]string {
+	checks, steps := orDefault(cfg.Checks, 100), orDefault(cfg.Steps, 30)
+	if testing.Short() {
+		checks, steps = checks*5, steps*2
+	}
+	return map[string]string{
+		"rapid.seed":       strconv.FormatUint(cfg.Seed, 10),
+		"rapid.checks":     strconv.Itoa(checks),
+		"rapid.steps":      strconv.Itoa(steps),
+		"rapid.shrinktime": orDefault(cfg.ShrinkTime, 30*time.Second).String(),
+		"rapid.nofailfile": "true", // no testdata/rapid folder in the user's directory
+	}
 }
 
 // setSeed points rapid at seed alone, the other flags left as setFlags
