@@ -82,6 +82,9 @@ func TestFolderWritesEvidence(t *testing.T) {
 	if path, err = f.WriteFaults(faults); err != nil {
 		t.Fatal(err)
 	}
+	if filepath.Base(path) != FaultsFile {
+		t.Errorf("WriteFaults wrote %s, want %s", path, FaultsFile)
+	}
 	if got, err := f.ReadFaults(); err != nil || !reflect.DeepEqual(got, faults) {
 		t.Errorf("faults read back %+v, %v", got, err)
 	}

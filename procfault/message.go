@@ -2,7 +2,6 @@ package procfault
 
 import (
 	"encoding/json"
-	"fmt"
 
 	"github.com/storecheck/storecheck/linearizability"
 	"github.com/storecheck/storecheck/model"
@@ -137,16 +136,4 @@ func witnessToken(exe *model.Execution) string {
 		_ = json.Unmarshal(raw, &tok)
 	}
 	return tok
-}
-
-// decodeMessage reads one protocol line.
-func decodeMessage(line []byte) (message, error) {
-	var m message
-	if err := json.Unmarshal(line, &m); err != nil {
-		return message{}, fmt.Errorf("worker message %.80q: %w", line, err)
-	}
-	if m.Type == "" {
-		return message{}, fmt.Errorf("worker message %.80q has no type", line)
-	}
-	return m, nil
 }

@@ -78,9 +78,6 @@ func readHistory(m message, body []byte) message {
 	return m
 }
 
-// signal sends sig to the worker's process group, unless it is reaped.
-func (w *proc) signal(sig syscall.Signal) error { return w.Signal(sig) }
-
 // tell writes one line to the worker's standard input.
 func (w *proc) tell(line string) error { return w.Tell(line) }
 

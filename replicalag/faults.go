@@ -73,15 +73,6 @@ func faultPlan(seed uint64, replicas, faults []string) []faultStep {
 	return plan
 }
 
-// planEnd is when the last fault of plan has healed.
-func planEnd(plan []faultStep) time.Duration {
-	var end time.Duration
-	for _, s := range plan {
-		end = max(end, s.At+s.For)
-	}
-	return end
-}
-
 // faultSteps is plan as fault values on the level's replicas.
 func faultSteps(plan []faultStep, on *chaos.Replicas, seed uint64) chaos.Plan {
 	delay := time.Duration(rand.New(rand.NewPCG(seed, stream(0, 1, useFaults))).IntN(3000)) * time.Microsecond

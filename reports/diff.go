@@ -465,11 +465,9 @@ func (d *Diff) markdown(rows int) string {
 		return b.String()
 	}
 	b.WriteString("| | backend | scenario | what | base | new | note |\n|---|---|---|---|---|---|---|\n")
-	left := changes
+	var left []Change
 	if rows >= 0 && rows < len(changes) {
 		changes, left = changes[:rows], changes[rows:]
-	} else {
-		left = nil
 	}
 	for _, c := range changes {
 		mark := "ℹ️"

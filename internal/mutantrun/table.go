@@ -6,7 +6,6 @@ import (
 
 	"github.com/storecheck/storecheck/conformance"
 	"github.com/storecheck/storecheck/reports"
-	"github.com/storecheck/storecheck/scenarios"
 )
 
 // RunResult is one subject × scenario run.
@@ -40,12 +39,6 @@ type RunResult struct {
 	// NotApplicable marks a NOT RUN whose scenario does not apply to the
 	// subject (power-loss on a store without a file).
 	NotApplicable bool `json:"not_applicable,omitempty"`
-}
-
-// fill copies what a scenario reported.
-func (r *RunResult) fill(out scenarios.Result) {
-	r.Verdict, r.Reason, r.Guarantee = out.Verdict, out.Reason, out.Guarantee
-	r.Ops, r.Cases, r.MinimalSteps, r.Metrics = out.Ops, out.Cases, out.MinimalSteps, out.Metrics
 }
 
 // MinimalLength is the number of operations of the shrunk failing sequence;

@@ -191,13 +191,6 @@ func (f *firewall) rejoin(ctx context.Context, id string) error {
 	return errors.Join(errs...)
 }
 
-// isolated reports whether any node is isolated.
-func (f *firewall) isolated(id string) bool {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return len(f.rules[id]) > 0
-}
-
 // close deletes the jump, the rules and the chain.
 func (f *firewall) close(ctx context.Context) error {
 	f.mu.Lock()
