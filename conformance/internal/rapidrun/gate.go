@@ -27,6 +27,7 @@ type settings struct {
 	shrinkTime    time.Duration
 }
 
+// settingsOf is cfg's settings, its zero fields at their defaults (Config).
 func settingsOf(cfg Config) settings {
 	return settings{checks: orDefault(cfg.Checks, 100), steps: orDefault(cfg.Steps, 30),
 		shrinkTime: orDefault(cfg.ShrinkTime, 30*time.Second)}

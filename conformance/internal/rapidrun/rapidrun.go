@@ -142,7 +142,8 @@ func setFlags(cfg Config) (func(), error) {
 // rapid.steps: there, the flags ask for five and two times as many, which
 // rapid's integer divisions take back exactly.
 func flagValues(cfg Config) map[string]string {
-	checks, steps := orDefault(cfg.Checks, 100), orDefault(cfg.Steps, 30)
+	set := settingsOf(cfg)
+	checks, steps := set.checks, set.steps
 	if testing.Short() {
 		checks, steps = checks*5, steps*2
 	}
@@ -150,7 +151,7 @@ func flagValues(cfg Config) map[string]string {
 		"rapid.seed":       strconv.FormatUint(cfg.Seed, 10),
 		"rapid.checks":     strconv.Itoa(checks),
 		"rapid.steps":      strconv.Itoa(steps),
-		"rapid.shrinktime": orDefault(cfg.ShrinkTime, 30*time.Second).String(),
+		"rapid.shrinktime": set.shrinkTime.String(),
 		"rapid.nofailfile": "true", // no testdata/rapid folder in the user's directory
 	}
 }
