@@ -47,6 +47,7 @@ func TestGateHoldsTheTraffic(t *testing.T) {
 	}
 
 	// A closed gate lets a client go when the run's context ends.
+	gate.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()

@@ -65,16 +65,6 @@ func defaultParallel() int { return max(1, runtime.NumCPU()) }
 // machine's cores are busy.
 const inProcessOvercommit = 1.5
 
-// defaultMutantParallel is one run per CPU, as for a plan: a conformance
-// or concurrent run of the catalogue keeps about one core busy (CPU 1.1
-// times the wall time, one at a time), and conformance runs go side by
-// side since they share rapid's settings but the seed. With two runs at
-// once on two CPUs every mutant was caught over twelve seeds, and the
-// concurrent-only catches held (docs/PERFORMANCE.md and DETECTION.md,
-// twenty-fifth session); times to catch are then those of a shared
-// machine, and the table says so.
-func defaultMutantParallel() int { return defaultParallel() }
-
 // shardFlag is --shard K/N.
 type shardFlag struct{ s *reports.Shard }
 

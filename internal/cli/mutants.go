@@ -29,7 +29,15 @@ func (f *mutantsFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.out, "out", "storecheck-mutants", "output folder (DIR); mutants.json and summary.json are written there")
 	fs.Var(&f.only, "only", "catalogue entries to run, comma-separated or repeated (default: every mutant and every correct backend)")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the table and where the reports are: no seed line, no progress")
-	fs.IntVar(&f.parallel, "parallel", defaultMutantParallel(), "runs at once: different catalogue entries side by side, each entry's scenarios in order, the timed ones (crash-recovery, power-loss) one at a time after them; times to catch are then those of a shared machine (the table says how many went at once); the default is one per CPU")
+	// One run per CPU, as for a plan: a conformance or concurrent run of
+	// the catalogue keeps about one core busy (CPU 1.1 times the wall time,
+	// one at a time), and conformance runs go side by side since they share
+	// rapid's settings but the seed. With two runs at once on two CPUs every
+	// mutant was caught over twelve seeds, and the concurrent-only catches
+	// held (docs/PERFORMANCE.md and DETECTION.md, twenty-fifth session);
+	// times to catch are then those of a shared machine, and the table
+	// says so.
+	fs.IntVar(&f.parallel, "parallel", defaultParallel(), "runs at once: different catalogue entries side by side, each entry's scenarios in order, the timed ones (crash-recovery, power-loss) one at a time after them; times to catch are then those of a shared machine (the table says how many went at once); the default is one per CPU")
 }
 
 // mutantsCommand runs the catalogue of broken stores and the correct
