@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
@@ -26,7 +27,17 @@ const opsPerClientPerRound = 100
 // recorded), which moves far less from run to run.
 //
 //	go test -run '^$' -bench RecorderOverhead ./linearizability/
+//
+// STORECHECK_RECORDER_CONTROL puts a control in the recorder's place, to
+// calibrate the ratio: "none" runs the store raw in both phases (an A/A
+// run: how far the ratio strays with nothing between), and a duration such
+// as "800ns" has each client burn that much CPU before every load and
+// commit (what a given cost per operation does to the ratio).
 func BenchmarkRecorderOverhead(b *testing.B) {
+	second, err := recorderControl(os.Getenv("STORECHECK_RECORDER_CONTROL"))
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, backend := range []string{"memory", "sqlite", "libsql", "rqlite"} {
 		for _, clients := range []int{1, 8} {
 			b.Run(fmt.Sprintf("%s/clients=%d", backend, clients), func(b *testing.B) {
@@ -62,9 +73,9 @@ func BenchmarkRecorderOverhead(b *testing.B) {
 							rawOps += clients * opsPerClientPerRound * 2
 						},
 						func() {
-							rec := NewRecorder(store)
+							client := second(store)
 							cpu := processCPU()
-							recorded += loadCommitLoop(b, clients, fmt.Sprintf("rec%d", round), func(int) storeLike { return rec.Client() })
+							recorded += loadCommitLoop(b, clients, fmt.Sprintf("rec%d", round), client)
 							recCPU += processCPU() - cpu
 							recOps += clients * opsPerClientPerRound * 2
 						},
@@ -85,6 +96,53 @@ func BenchmarkRecorderOverhead(b *testing.B) {
 				b.ReportMetric(recRate/rawRate, "recorded/raw")
 			})
 		}
+	}
+}
+
+// recorderControl returns what the second phase's clients are made from
+// when it is not the recorder (see BenchmarkRecorderOverhead).
+func recorderControl(control string) (func(model.Store) func(int) storeLike, error) {
+	switch control {
+	case "":
+		return func(store model.Store) func(int) storeLike {
+			rec := NewRecorder(store)
+			return func(int) storeLike { return rec.Client() }
+		}, nil
+	case "none":
+		return func(store model.Store) func(int) storeLike {
+			return func(int) storeLike { return store }
+		}, nil
+	}
+	d, err := time.ParseDuration(control)
+	if err != nil || d <= 0 {
+		return nil, fmt.Errorf("STORECHECK_RECORDER_CONTROL=%q: want none or a positive duration such as 800ns", control)
+	}
+	return func(store model.Store) func(int) storeLike {
+		return func(int) storeLike { return spinningStore{store: store, spin: d} }
+	}, nil
+}
+
+// spinningStore is the store behind a client that burns spin of CPU before
+// every load and commit.
+type spinningStore struct {
+	store model.Store
+	spin  time.Duration
+}
+
+func (s spinningStore) Load(ctx context.Context, id string) (*model.Execution, error) {
+	burn(s.spin)
+	return s.store.Load(ctx, id)
+}
+
+func (s spinningStore) Commit(ctx context.Context, exe *model.Execution, b model.Batch) error {
+	burn(s.spin)
+	return s.store.Commit(ctx, exe, b)
+}
+
+// burn keeps the goroutine busy for d of wall time, preemptible and with
+// no sleep: CPU spent, as the recorder spends it.
+func burn(d time.Duration) {
+	for start := time.Now(); time.Since(start) < d; {
 	}
 }
 
