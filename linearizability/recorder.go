@@ -151,28 +151,30 @@ func (c *Client) finish(op Operation) {
 		c.id = c.r.nextID
 		c.r.nextID++
 	}
-	c.r.ops.append(op)
+	c.r.ops.append(&op)
 	c.busy = false
 }
 
 // opLog holds the recorded operations in chunks of a fixed capacity, so that
 // recording one never moves those before it: a single growing slice would
 // copy them all, under the recorder's lock and with every client waiting,
-// each time it doubled.
+// each time it doubled. It keeps each as a record, a third of an
+// Operation's size: clearing, copying and scanning whole Operations was a
+// fifth of the recorder's cost (docs/PERFORMANCE.md).
 type opLog struct {
-	chunks [][]Operation
+	chunks [][]record
 	n      int
 }
 
 // opChunk is how many operations one chunk holds.
 const opChunk = 256
 
-func (l *opLog) append(op Operation) {
+func (l *opLog) append(op *Operation) {
 	if k := len(l.chunks); k == 0 || len(l.chunks[k-1]) == opChunk {
-		l.chunks = append(l.chunks, make([]Operation, 0, opChunk))
+		l.chunks = append(l.chunks, make([]record, 0, opChunk))
 	}
 	last := &l.chunks[len(l.chunks)-1]
-	*last = append(*last, op)
+	*last = append(*last, compact(op))
 	l.n++
 }
 
@@ -180,7 +182,64 @@ func (l *opLog) append(op Operation) {
 func (l *opLog) all() []Operation {
 	out := make([]Operation, 0, l.n)
 	for _, c := range l.chunks {
-		out = append(out, c...)
+		for i := range c {
+			out = append(out, c[i].operation())
+		}
 	}
 	return out
+}
+
+// record is an operation as the opLog keeps it. The fields a plain load,
+// commit or save sets — nearly every operation of a run — are kept in
+// place; any other operation is kept whole in full.
+type record struct {
+	full *Operation // the whole operation, when it is not plain
+
+	kind      Kind
+	outcome   Outcome
+	execution string
+	inData    string // Input.Data
+	inPrev    string // Input.Prev
+	outData   string // Output.Data
+	expected  int64  // Input.Expected
+	version   int64  // Output.Version
+	call, ret int64
+	client    int
+	exists    bool // Output.Exists
+	processed bool // Output.Processed
+	heal      bool
+}
+
+// compact returns op's record: in place when op sets no field beyond those
+// a record holds, else a copy of it whole.
+func compact(op *Operation) record {
+	in, out := &op.Input, &op.Output
+	plain := op.Replica == "" && !op.ReadYourWrites &&
+		in.EventID == "" && in.Emits == nil && in.Timers == nil && in.Spawns == nil &&
+		in.Trace == "" && in.Seq == 0 && in.Path == "" && in.FireAt == 0 && in.Now == 0 &&
+		out.Found == nil && out.Trace == nil && out.Outbox == nil && out.Spawns == nil &&
+		out.Timers == nil && out.Error == "" && out.Observed == 0
+	if !plain {
+		full := *op
+		return record{full: &full}
+	}
+	return record{
+		kind: op.Kind, outcome: out.Outcome, execution: op.Execution,
+		inData: in.Data, inPrev: in.Prev, outData: out.Data,
+		expected: in.Expected, version: out.Version, call: op.Call, ret: op.Return,
+		client: op.Client, exists: out.Exists, processed: out.Processed, heal: op.Heal,
+	}
+}
+
+// operation returns the operation r was made from.
+func (r *record) operation() Operation {
+	if r.full != nil {
+		return *r.full
+	}
+	return Operation{
+		Client: r.client, Kind: r.kind, Execution: r.execution,
+		Input:  Input{Expected: r.expected, Data: r.inData, Prev: r.inPrev},
+		Output: Output{Outcome: r.outcome, Exists: r.exists, Version: r.version, Data: r.outData, Processed: r.processed},
+		Call:   r.call, Return: r.ret, Heal: r.heal,
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"testing"
 
 	"github.com/storecheck/storecheck/model"
@@ -258,7 +259,7 @@ func TestOpLogKeepsOrderAcrossChunks(t *testing.T) {
 	for _, n := range []int{0, 1, opChunk - 1, opChunk, opChunk + 1, 3*opChunk + 7} {
 		var l opLog
 		for i := range n {
-			l.append(Operation{Call: int64(i)})
+			l.append(&Operation{Call: int64(i)})
 		}
 		all := l.all()
 		if l.n != n || len(all) != n {
@@ -269,5 +270,67 @@ func TestOpLogKeepsOrderAcrossChunks(t *testing.T) {
 				t.Fatalf("%d appended: operation %d is the one appended %d-th", n, i, op.Call)
 			}
 		}
+	}
+}
+
+// TestRecordKeepsEveryField changes each field of an operation in turn, the
+// fields of its Input and Output one by one, and reads it back through the
+// opLog's record: whatever the field, and whether the record keeps the
+// operation in place or whole, the operation read back is the one
+// recorded. A field added to Operation that compact forgets fails here.
+func TestRecordKeepsEveryField(t *testing.T) {
+	plain := Operation{
+		Client: 3, Kind: KindCommit, Execution: "e", Call: 10, Return: 20, Heal: true,
+		Input:  Input{Expected: 4, Data: "tok#00000001", Prev: "p"},
+		Output: Output{Outcome: OutcomeOK, Exists: true, Version: 5, Data: "tok#00000002", Processed: true},
+	}
+	if r := compact(&plain); r.full != nil {
+		t.Fatalf("a plain operation is kept whole, not in place: %+v", plain)
+	} else if got := r.operation(); !reflect.DeepEqual(got, plain) {
+		t.Fatalf("plain operation read back as\n%+v\nnot\n%+v", got, plain)
+	}
+	changed := 0
+	var visit func(v reflect.Value, path string)
+	visit = func(v reflect.Value, path string) {
+		for i := range v.NumField() {
+			f, name := v.Field(i), path+v.Type().Field(i).Name
+			if f.Kind() == reflect.Struct {
+				visit(f, name+".")
+				continue
+			}
+			old := reflect.New(f.Type()).Elem()
+			old.Set(f)
+			change(t, f, name)
+			changed++
+			r := compact(&plain)
+			if got := r.operation(); !reflect.DeepEqual(got, plain) {
+				t.Errorf("with %s changed, the operation read back is\n%+v\nnot\n%+v", name, got, plain)
+			}
+			f.Set(old)
+		}
+	}
+	visit(reflect.ValueOf(&plain).Elem(), "")
+	if changed < 25 {
+		t.Fatalf("only %d fields changed: the walk missed some", changed)
+	}
+}
+
+// change sets f to a value other than its own.
+func change(t *testing.T, f reflect.Value, name string) {
+	switch f.Kind() {
+	case reflect.String:
+		f.SetString(f.String() + "x")
+	case reflect.Bool:
+		f.SetBool(!f.Bool())
+	case reflect.Int, reflect.Int64:
+		f.SetInt(f.Int() + 1)
+	case reflect.Float64:
+		f.SetFloat(f.Float() + 0.5)
+	case reflect.Pointer:
+		f.Set(reflect.New(f.Type().Elem()))
+	case reflect.Slice:
+		f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+	default:
+		t.Fatalf("field %s: no way to change a %s", name, f.Kind())
 	}
 }

@@ -96,14 +96,12 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // "%s#%08x"), in one allocation.
 func tokenHash(token string, h uint32) string {
 	const digits = "0123456789abcdef"
-	var sb strings.Builder
-	sb.Grow(len(token) + 9)
-	sb.WriteString(token)
-	sb.WriteByte('#')
-	for shift := 28; shift >= 0; shift -= 4 {
-		sb.WriteByte(digits[(h>>shift)&0xf])
+	hash := [9]byte{'#'}
+	for i := len(hash) - 1; i > 0; i-- {
+		hash[i] = digits[h&0xf]
+		h >>= 4
 	}
-	return sb.String()
+	return token + string(hash[:])
 }
 
 // Token returns the witness token of an id made by ObjectID or DataID; ""
@@ -143,7 +141,6 @@ func witnessFields(canon string) (token, prev string, err error) {
 	return read(TokenField), read(PrevField), nil
 }
 
-// strHash is 64-bit FNV-1a: deterministic across processes, no allocation.
 // plain says whether b is printable ASCII without quotes or backslashes:
 // the JSON string "b" decodes to b itself.
 func plain(b []byte) bool {
@@ -155,6 +152,7 @@ func plain(b []byte) bool {
 	return true
 }
 
+// strHash is 64-bit FNV-1a: deterministic across processes, no allocation.
 func strHash[T ~string | ~[]byte](s T) uint64 {
 	h := uint64(14695981039346656037)
 	for i := 0; i < len(s); i++ {

@@ -3,6 +3,7 @@ package linearizability
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/storecheck/storecheck/model"
@@ -73,6 +74,17 @@ func TestTopLevelStringAgreesWithWitnessFields(t *testing.T) {
 		}
 		if s, isString := doc[TokenField].(string); isString && !sure && plain([]byte(s)) && !bytes.ContainsRune(canon, '\\') {
 			t.Fatalf("TopLevelString(%s) is unsure of a plain token in a document with no escape", canon)
+		}
+	})
+}
+
+// TestTokenHashFormats: an id is the token, '#' and the hash as eight
+// lower-case hex digits, leading zeros kept, as "%s#%08x" writes it.
+func TestTokenHashFormats(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		token, h := rapid.String().Draw(t, "token"), rapid.Uint32().Draw(t, "hash")
+		if got, want := tokenHash(token, h), fmt.Sprintf("%s#%08x", token, h); got != want {
+			t.Fatalf("tokenHash(%q, %#x) = %q, want %q", token, h, got, want)
 		}
 	})
 }

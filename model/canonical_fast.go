@@ -119,17 +119,20 @@ func (p *canonScan) str() ([]byte, bool) {
 		return nil, false
 	}
 	start := p.i + 1
+	ascii := true // then valid UTF-8, and neither U+2028 nor U+2029
 	for j := start; j < len(p.b); j++ {
 		switch c := p.b[j]; {
 		case c == '"':
 			s := p.b[start:j]
-			if !utf8.Valid(s) || bytes.Contains(s, []byte("\u2028")) || bytes.Contains(s, []byte("\u2029")) {
+			if !ascii && (!utf8.Valid(s) || bytes.Contains(s, []byte("\u2028")) || bytes.Contains(s, []byte("\u2029"))) {
 				return nil, false
 			}
 			p.i = j + 1
 			return s, true
 		case c == '\\' || c < 0x20:
 			return nil, false
+		case c >= utf8.RuneSelf:
+			ascii = false
 		}
 	}
 	return nil, false

@@ -2,7 +2,6 @@ package model
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -15,14 +14,37 @@ import (
 // execution it sees by it, so it is on the hot path of both
 // (TestExecutionJSONMatchesTheMap holds it to the map's bytes).
 
-// knownKeys are the contract's keys (knownFields) in the order
-// encoding/json sorts them.
-var knownKeys = slices.Sorted(maps.Keys(knownFields))
+// The contract's fields (knownFields) in the order encoding/json sorts
+// their keys.
+const (
+	memberActivePath = iota
+	memberContext
+	memberDefinitionID
+	memberID
+	memberOutcome
+	memberParentID
+	memberStatus
+	memberVersion
+)
+
+// knownMembers are the contract's fields by position, each with its label
+// `"key":` (plain ASCII, written as it is rather than scanned for escapes).
+var knownMembers = [...]struct{ key, label string }{
+	memberActivePath:   {"active_path", `"active_path":`},
+	memberContext:      {"context", `"context":`},
+	memberDefinitionID: {"definition_id", `"definition_id":`},
+	memberID:           {"id", `"id":`},
+	memberOutcome:      {"outcome", `"outcome":`},
+	memberParentID:     {"parent_id", `"parent_id":`},
+	memberStatus:       {"status", `"status":`},
+	memberVersion:      {"version", `"version":`},
+}
 
 // appendExecution appends e's canonical JSON, with ctx its canonical
 // context.
 func appendExecution(buf []byte, e *Execution, ctx []byte) ([]byte, error) {
-	extras := make([]string, 0, len(e.Extra))
+	var few [8]string // most executions carry a few extra fields: no allocation
+	extras := few[:0]
 	for k := range e.Extra {
 		if knownFields[k] {
 			return nil, fmt.Errorf("execution extra field %q shadows a contract field", k)
@@ -32,21 +54,18 @@ func appendExecution(buf []byte, e *Execution, ctx []byte) ([]byte, error) {
 	slices.Sort(extras)
 	buf = append(buf, '{')
 	known, extra := 0, 0
-	for n := 0; known < len(knownKeys) || extra < len(extras); n++ {
+	for n := 0; known < len(knownMembers) || extra < len(extras); n++ {
 		if n > 0 {
 			buf = append(buf, ',')
 		}
-		if extra == len(extras) || (known < len(knownKeys) && knownKeys[known] < extras[extra]) {
-			k := knownKeys[known]
+		if extra == len(extras) || (known < len(knownMembers) && knownMembers[known].key < extras[extra]) {
+			buf = appendKnown(append(buf, knownMembers[known].label...), e, known, ctx)
 			known++
-			buf = appendString(buf, k)
-			buf = append(buf, ':')
-			buf = appendKnown(buf, e, k, ctx)
 			continue
 		}
 		k := extras[extra]
 		extra++
-		c, err := CanonicalJSON(e.Extra[k])
+		c, err := CanonicalJSONBytes(e.Extra[k])
 		if err != nil {
 			return nil, fmt.Errorf("execution extra field %q: %w", k, err)
 		}
@@ -57,24 +76,24 @@ func appendExecution(buf []byte, e *Execution, ctx []byte) ([]byte, error) {
 	return append(buf, '}'), nil
 }
 
-// appendKnown appends the value of the contract field k.
-func appendKnown(buf []byte, e *Execution, k string, ctx []byte) []byte {
-	switch k {
-	case "active_path":
+// appendKnown appends the value of the contract field at position member.
+func appendKnown(buf []byte, e *Execution, member int, ctx []byte) []byte {
+	switch member {
+	case memberActivePath:
 		return appendString(buf, e.ActivePath)
-	case "context":
+	case memberContext:
 		return append(buf, ctx...)
-	case "definition_id":
+	case memberDefinitionID:
 		return appendString(buf, e.DefinitionID)
-	case "id":
+	case memberID:
 		return appendString(buf, e.ID)
-	case "outcome":
+	case memberOutcome:
 		return appendNullable(buf, e.Outcome)
-	case "parent_id":
+	case memberParentID:
 		return appendNullable(buf, e.ParentID)
-	case "status":
+	case memberStatus:
 		return appendString(buf, e.Status)
-	default: // "version"
+	default: // memberVersion
 		return strconv.AppendInt(buf, e.Version, 10)
 	}
 }

@@ -73,3 +73,23 @@ func TestExecutionJSONRefusesShadowing(t *testing.T) {
 		t.Fatal("an extra field named version was accepted")
 	}
 }
+
+// TestKnownMembersAreTheContractFields: the table appendExecution writes
+// from holds every contract field once, keys sorted as encoding/json sorts
+// them, each labelled with its own key.
+func TestKnownMembersAreTheContractFields(t *testing.T) {
+	if len(knownMembers) != len(knownFields) {
+		t.Fatalf("%d members written, %d contract fields", len(knownMembers), len(knownFields))
+	}
+	for i, m := range knownMembers {
+		if !knownFields[m.key] {
+			t.Errorf("member %q is no contract field", m.key)
+		}
+		if i > 0 && knownMembers[i-1].key >= m.key {
+			t.Errorf("member %q follows %q: not in sorted order", m.key, knownMembers[i-1].key)
+		}
+		if want := `"` + m.key + `":`; m.label != want {
+			t.Errorf("member %q labelled %s, want %s", m.key, m.label, want)
+		}
+	}
+}
