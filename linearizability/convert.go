@@ -17,11 +17,11 @@ import (
 func commitInput(exe *model.Execution, b model.Batch) (Input, error) {
 	next := *exe // DataID only reads: a shallow copy at the next version
 	next.Version = exe.Version + 1
-	data, prev, err := DataID(&next)
+	data, err := DataID(&next)
 	if err != nil {
 		return Input{}, err
 	}
-	in := Input{Expected: exe.Version, Data: data, Prev: prev}
+	in := Input{Expected: exe.Version, Data: data, Prev: extraString(exe, PrevField)}
 	if b.ProcessedEventID != nil {
 		in.EventID = *b.ProcessedEventID
 	}
@@ -76,7 +76,7 @@ func loadOutput(exe *model.Execution, processed bool) (Output, error) {
 	if exe == nil {
 		return out, nil
 	}
-	id, _, err := DataID(exe)
+	id, err := DataID(exe)
 	if err != nil {
 		return Output{}, err
 	}

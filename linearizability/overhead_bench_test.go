@@ -172,7 +172,15 @@ func loadCommitLoop(b *testing.B, clients int, prefix string, client func(int) s
 				if exe == nil {
 					exe = &model.Execution{ID: id, DefinitionID: "bench", Status: "running"}
 				}
-				exe.Context = json.RawMessage(fmt.Sprintf(`{"token":"%s-%d"}`, id, n))
+				// Witness fields in Extra, as the workloads write them.
+				prev := exe.Extra[TokenField]
+				if prev == nil {
+					prev = json.RawMessage(`""`)
+				}
+				exe.Context = json.RawMessage(fmt.Sprintf(`{"n":%d}`, n))
+				exe.Extra = map[string]json.RawMessage{
+					TokenField: json.RawMessage(fmt.Sprintf(`"%s-%d"`, id, n)), PrevField: prev,
+				}
 				if err := s.Commit(ctx, exe, model.Batch{}); err != nil {
 					errs[i] = err
 					return
@@ -198,7 +206,9 @@ func loadCommitLoop(b *testing.B, clients int, prefix string, client func(int) s
 // recorders by.
 func BenchmarkRecorderCost(b *testing.B) {
 	exe := &model.Execution{ID: "e", DefinitionID: "bench", Status: "running", Version: 7,
-		Context: json.RawMessage(`{"n":1,"token":"e-7"}`)}
+		Context: json.RawMessage(`{"n":1}`), Extra: map[string]json.RawMessage{
+			TokenField: json.RawMessage(`"e-7"`), PrevField: json.RawMessage(`"e-6"`),
+		}}
 	ctx := context.Background()
 	var c *Client
 	b.ReportAllocs()

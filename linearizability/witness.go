@@ -44,22 +44,24 @@ func ObjectID(raw []byte) (string, error) {
 }
 
 // DataID is the ObjectID of an execution as stored: its canonical JSON at
-// exe.Version. It also returns the execution's prev witness.
+// exe.Version.
 //
 // It is on the recorder's hot path (every load and commit), so it reads the
-// canonical form straight from Execution.MarshalJSON, which writes canonical
-// JSON already, and the witness fields straight from Extra, with no decode
-// and re-encode.
-func DataID(exe *model.Execution) (id, prev string, err error) {
+// canonical form straight from Execution.AppendJSON, which writes canonical
+// JSON already, and the token straight from Extra, with no decode and
+// re-encode.
+func DataID(exe *model.Execution) (string, error) {
 	buf := encodeBuffers.Get().(*[]byte)
 	defer encodeBuffers.Put(buf)
 	raw, err := exe.AppendJSON((*buf)[:0])
 	if err != nil {
-		return "", "", fmt.Errorf("encode execution %q: %w", exe.ID, err)
+		return "", fmt.Errorf("encode execution %q: %w", exe.ID, err)
 	}
 	*buf = raw
-	token, prev := extraString(exe, TokenField), extraString(exe, PrevField)
-	return tokenHash(token, idHash(raw)), prev, nil
+	if token, ok := plainExtraString(exe, TokenField); ok {
+		return tokenHash(token, idHash(raw)), nil
+	}
+	return tokenHash(extraString(exe, TokenField), idHash(raw)), nil
 }
 
 // encodeBuffers hold the bytes DataID hashes: each call's encoding is
@@ -67,20 +69,30 @@ func DataID(exe *model.Execution) (id, prev string, err error) {
 var encodeBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // extraString reads a top-level string field an execution carries in Extra.
-// A string without escapes, as witness tokens are, is read in place.
 func extraString(exe *model.Execution, key string) string {
-	v, ok := exe.Extra[key]
-	if !ok {
-		return ""
-	}
-	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' && plain(v[1:n-1]) {
-		return string(v[1 : n-1])
+	if s, ok := plainExtraString(exe, key); ok {
+		return string(s)
 	}
 	var s string
-	if json.Unmarshal(v, &s) != nil {
+	if json.Unmarshal(exe.Extra[key], &s) != nil {
 		return ""
 	}
 	return s
+}
+
+// plainExtraString reads the string field key of exe's Extra in place: its
+// bytes between the quotes when they are the string itself, as witness
+// tokens are (no escapes), or nothing when exe has no such field. It
+// answers false when the field must be decoded.
+func plainExtraString(exe *model.Execution, key string) ([]byte, bool) {
+	v, ok := exe.Extra[key]
+	if !ok {
+		return nil, true
+	}
+	if n := len(v); n >= 2 && v[0] == '"' && v[n-1] == '"' && plain(v[1:n-1]) {
+		return v[1 : n-1], true
+	}
+	return nil, false
 }
 
 // idHash is the hash part of an ObjectID or DataID: CRC-32C of the
@@ -94,14 +106,14 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // tokenHash formats "<token>#<h>", h as eight lower-case hex digits (like
 // "%s#%08x"), in one allocation.
-func tokenHash(token string, h uint32) string {
+func tokenHash[T ~string | ~[]byte](token T, h uint32) string {
 	const digits = "0123456789abcdef"
 	hash := [9]byte{'#'}
 	for i := len(hash) - 1; i > 0; i-- {
 		hash[i] = digits[h&0xf]
 		h >>= 4
 	}
-	return token + string(hash[:])
+	return string(token) + string(hash[:])
 }
 
 // Token returns the witness token of an id made by ObjectID or DataID; ""

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -41,39 +42,47 @@ var knownMembers = [...]struct{ key, label string }{
 }
 
 // appendExecution appends e's canonical JSON, with ctx its canonical
-// context.
+// context. The contract's members and Extra's, each in sorted order, are
+// merged; an extra key equal to a contract key meets it there and is
+// refused.
 func appendExecution(buf []byte, e *Execution, ctx []byte) ([]byte, error) {
-	var few [8]string // most executions carry a few extra fields: no allocation
+	var few [8]extraMember // most executions carry a few extra fields: no allocation
 	extras := few[:0]
-	for k := range e.Extra {
-		if knownFields[k] {
-			return nil, fmt.Errorf("execution extra field %q shadows a contract field", k)
-		}
-		extras = append(extras, k)
+	for k, v := range e.Extra {
+		extras = append(extras, extraMember{k, v})
 	}
-	slices.Sort(extras)
+	slices.SortFunc(extras, func(a, b extraMember) int { return strings.Compare(a.key, b.key) })
 	buf = append(buf, '{')
 	known, extra := 0, 0
 	for n := 0; known < len(knownMembers) || extra < len(extras); n++ {
 		if n > 0 {
 			buf = append(buf, ',')
 		}
-		if extra == len(extras) || (known < len(knownMembers) && knownMembers[known].key < extras[extra]) {
+		if extra == len(extras) || (known < len(knownMembers) && knownMembers[known].key < extras[extra].key) {
 			buf = appendKnown(append(buf, knownMembers[known].label...), e, known, ctx)
 			known++
 			continue
 		}
-		k := extras[extra]
+		m := extras[extra]
 		extra++
-		c, err := CanonicalJSONBytes(e.Extra[k])
-		if err != nil {
-			return nil, fmt.Errorf("execution extra field %q: %w", k, err)
+		if known < len(knownMembers) && knownMembers[known].key == m.key {
+			return nil, fmt.Errorf("execution extra field %q shadows a contract field", m.key)
 		}
-		buf = appendString(buf, k)
+		c, err := CanonicalJSONBytes(m.value)
+		if err != nil {
+			return nil, fmt.Errorf("execution extra field %q: %w", m.key, err)
+		}
+		buf = appendString(buf, m.key)
 		buf = append(buf, ':')
 		buf = append(buf, c...)
 	}
 	return append(buf, '}'), nil
+}
+
+// extraMember is one field of Extra.
+type extraMember struct {
+	key   string
+	value []byte
 }
 
 // appendKnown appends the value of the contract field at position member.

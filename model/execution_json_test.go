@@ -2,6 +2,7 @@ package model
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -67,10 +68,20 @@ func TestExecutionJSONMatchesTheMap(t *testing.T) {
 
 // TestExecutionJSONRefusesShadowing: an extra field may not reuse a
 // contract field's key.
+// Every contract key is tried, alone and among extra keys sorting before and
+// after it.
 func TestExecutionJSONRefusesShadowing(t *testing.T) {
-	e := Execution{ID: "e", Extra: map[string]json.RawMessage{"version": json.RawMessage(`1`)}}
-	if _, err := e.MarshalJSON(); err == nil {
-		t.Fatal("an extra field named version was accepted")
+	for k := range knownFields {
+		for _, others := range [][]string{nil, {"a", "zz"}, {k + "_", "_" + k, "context_x"}} {
+			extra := map[string]json.RawMessage{k: json.RawMessage(`1`)}
+			for _, o := range others {
+				extra[o] = json.RawMessage(`2`)
+			}
+			e := Execution{ID: "e", Extra: extra}
+			if _, err := e.MarshalJSON(); err == nil || !strings.Contains(err.Error(), "shadows") {
+				t.Errorf("an extra field named %s among %v: got %v, want it refused as shadowing", k, others, err)
+			}
+		}
 	}
 }
 
