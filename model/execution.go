@@ -29,11 +29,14 @@ type Execution struct {
 	Extra map[string]json.RawMessage
 }
 
-// knownFields are the keys Execution maps to its own fields.
-var knownFields = map[string]bool{
-	"id": true, "definition_id": true, "version": true, "status": true,
-	"outcome": true, "active_path": true, "parent_id": true, "context": true,
-}
+// knownFields are the keys Execution maps to its own fields (knownKeys).
+var knownFields = func() map[string]bool {
+	m := make(map[string]bool, len(knownKeys))
+	for _, k := range knownKeys {
+		m[k] = true
+	}
+	return m
+}()
 
 // MarshalJSON writes the execution as one JSON object with sorted keys, so the
 // same execution always gives the same bytes. The rqlite protocol depends on

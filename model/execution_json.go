@@ -15,8 +15,8 @@ import (
 // execution it sees by it, so it is on the hot path of both
 // (TestExecutionJSONMatchesTheMap holds it to the map's bytes).
 
-// The contract's fields (knownFields) in the order encoding/json sorts
-// their keys.
+// The contract's fields, by their keys' position in the order
+// encoding/json sorts them.
 const (
 	memberActivePath = iota
 	memberContext
@@ -28,18 +28,26 @@ const (
 	memberVersion
 )
 
-// knownMembers are the contract's fields by position, each with its label
-// `"key":` (plain ASCII, written as it is rather than scanned for escapes).
-var knownMembers = [...]struct{ key, label string }{
-	memberActivePath:   {"active_path", `"active_path":`},
-	memberContext:      {"context", `"context":`},
-	memberDefinitionID: {"definition_id", `"definition_id":`},
-	memberID:           {"id", `"id":`},
-	memberOutcome:      {"outcome", `"outcome":`},
-	memberParentID:     {"parent_id", `"parent_id":`},
-	memberStatus:       {"status", `"status":`},
-	memberVersion:      {"version", `"version":`},
+// knownKeys are the keys of the contract's fields, by position.
+var knownKeys = [...]string{
+	memberActivePath:   "active_path",
+	memberContext:      "context",
+	memberDefinitionID: "definition_id",
+	memberID:           "id",
+	memberOutcome:      "outcome",
+	memberParentID:     "parent_id",
+	memberStatus:       "status",
+	memberVersion:      "version",
 }
+
+// knownLabels are knownKeys as they open their members, `"key":`: plain
+// ASCII, so written as they are rather than scanned for escapes each time.
+var knownLabels = func() (labels [len(knownKeys)]string) {
+	for i, k := range knownKeys {
+		labels[i] = `"` + k + `":`
+	}
+	return labels
+}()
 
 // appendExecution appends e's canonical JSON, with ctx its canonical
 // context. The contract's members and Extra's, each in sorted order, are
@@ -54,18 +62,18 @@ func appendExecution(buf []byte, e *Execution, ctx []byte) ([]byte, error) {
 	slices.SortFunc(extras, func(a, b extraMember) int { return strings.Compare(a.key, b.key) })
 	buf = append(buf, '{')
 	known, extra := 0, 0
-	for n := 0; known < len(knownMembers) || extra < len(extras); n++ {
+	for n := 0; known < len(knownKeys) || extra < len(extras); n++ {
 		if n > 0 {
 			buf = append(buf, ',')
 		}
-		if extra == len(extras) || (known < len(knownMembers) && knownMembers[known].key < extras[extra].key) {
-			buf = appendKnown(append(buf, knownMembers[known].label...), e, known, ctx)
+		if extra == len(extras) || (known < len(knownKeys) && knownKeys[known] < extras[extra].key) {
+			buf = appendKnown(append(buf, knownLabels[known]...), e, known, ctx)
 			known++
 			continue
 		}
 		m := extras[extra]
 		extra++
-		if known < len(knownMembers) && knownMembers[known].key == m.key {
+		if known < len(knownKeys) && knownKeys[known] == m.key {
 			return nil, fmt.Errorf("execution extra field %q shadows a contract field", m.key)
 		}
 		c, err := CanonicalJSONBytes(m.value)
