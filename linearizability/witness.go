@@ -28,17 +28,18 @@ const (
 //
 // It is on the recorder's hot path (each entry of every trace read), so
 // a canonical document is hashed where it lies and its token read by the
-// canonical form's scanner (model.TopLevelString), with no decode.
+// canonical form's scanner (model.TopLevelStringBytes), with no decode.
 func ObjectID(raw []byte) (string, error) {
 	canon, err := model.CanonicalJSONBytes(raw)
 	if err != nil {
 		return "", err
 	}
-	token, ok := model.TopLevelString(canon, TokenField)
-	if !ok {
-		if token, _, err = witnessFields(string(canon)); err != nil {
-			return "", err
-		}
+	if token, ok := model.TopLevelStringBytes(canon, TokenField); ok {
+		return tokenHash(token, idHash(canon)), nil
+	}
+	token, _, err := witnessFields(string(canon))
+	if err != nil {
+		return "", err
 	}
 	return tokenHash(token, idHash(canon)), nil
 }

@@ -156,44 +156,45 @@ func (p *canonScan) number() bool {
 	return true
 }
 
-// TopLevelString reads the top-level string field key of a document in the
-// fast path's form — compact, no escapes — with the fast path's scanner,
-// and no decode: "" when the document is no object, has no such field, or
-// the field is no string. sure is false wherever the scanner is unsure
-// (whitespace, an escape anywhere before the field or in it, anything
-// malformed); the caller must then decode the document instead.
-func TopLevelString(doc []byte, key string) (val string, sure bool) {
+// TopLevelStringBytes reads the top-level string field key of a document
+// in the fast path's form — compact, no escapes — with the fast path's
+// scanner, and no decode: the string's bytes within doc (the caller must
+// not change doc while it uses them), nil when the document is no object,
+// has no such field, or the field is no string. sure is false wherever the
+// scanner is unsure (whitespace, an escape anywhere before the field or in
+// it, anything malformed); the caller must then decode the document
+// instead.
+func TopLevelStringBytes(doc []byte, key string) (val []byte, sure bool) {
 	p := canonScan{b: doc}
 	if p.peek() != '{' {
-		return "", len(doc) > 0
+		return nil, len(doc) > 0
 	}
 	p.i++
 	if p.peek() == '}' {
-		return "", true
+		return nil, true
 	}
 	for {
 		name, ok := p.str()
 		if !ok || p.peek() != ':' {
-			return "", false
+			return nil, false
 		}
 		p.i++
 		if string(name) == key {
 			if p.peek() == '"' {
-				v, ok := p.str()
-				return string(v), ok
+				return p.str()
 			}
-			return "", p.value(1)
+			return nil, p.value(1)
 		}
 		if !p.value(1) {
-			return "", false
+			return nil, false
 		}
 		switch p.peek() {
 		case ',':
 			p.i++
 		case '}':
-			return "", true
+			return nil, true
 		default:
-			return "", false
+			return nil, false
 		}
 	}
 }
