@@ -10,11 +10,11 @@ import (
 	"pgregory.net/rapid"
 )
 
-// TestTopLevelStringAgreesWithWitnessFields: where model.TopLevelStringBytes
+// TestTopLevelStringBytesAgreesWithWitnessFields: where model.TopLevelStringBytes
 // answers, it reads the token witnessFields (the decoding definition)
 // reads; on canonical documents with no escape and a plain token it always
 // answers.
-func TestTopLevelStringAgreesWithWitnessFields(t *testing.T) {
+func TestTopLevelStringBytesAgreesWithWitnessFields(t *testing.T) {
 	for _, c := range []struct {
 		doc  string
 		want string
@@ -85,6 +85,48 @@ func TestTokenHashFormats(t *testing.T) {
 		token, h := rapid.String().Draw(t, "token"), rapid.Uint32().Draw(t, "hash")
 		if got, want := tokenHash(token, h), fmt.Sprintf("%s#%08x", token, h); got != want {
 			t.Fatalf("tokenHash(%q, %#x) = %q, want %q", token, h, got, want)
+		}
+	})
+}
+
+// TestDataIDIsTheStoredObjectID: DataID, which reads the token from Extra
+// in place where it can, is the ObjectID of the execution's canonical JSON
+// — for any token (quotes, escapes, non-ASCII, empty, a number, absent)
+// and any prev.
+func TestDataIDIsTheStoredObjectID(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		text := rapid.OneOf(rapid.String(), rapid.StringMatching(`[a-z0-9-]{0,12}`),
+			rapid.StringOf(rapid.RuneFrom([]rune{'a', '"', '\\', '<', '\n', 'é', '\u2028'})))
+		exe := &model.Execution{ID: "e", DefinitionID: "d", Version: rapid.Int64Range(0, 9).Draw(t, "version"),
+			Context: json.RawMessage(`{"n":1}`), Extra: map[string]json.RawMessage{}}
+		switch rapid.IntRange(0, 2).Draw(t, "token kind") {
+		case 0:
+			raw, err := json.Marshal(text.Draw(t, "token"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			exe.Extra[TokenField] = raw
+		case 1:
+			exe.Extra[TokenField] = json.RawMessage(`7`)
+		}
+		if rapid.Bool().Draw(t, "has prev") {
+			raw, _ := json.Marshal(text.Draw(t, "prev"))
+			exe.Extra[PrevField] = raw
+		}
+		got, err := DataID(exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := exe.MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := ObjectID(stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Fatalf("DataID = %q, the ObjectID of %s is %q", got, stored, want)
 		}
 	})
 }
