@@ -159,8 +159,9 @@ func (c *Client) finish(op Operation) {
 // recording one never moves those before it: a single growing slice would
 // copy them all, under the recorder's lock and with every client waiting,
 // each time it doubled. It keeps each as a record, a third of an
-// Operation's size: clearing, copying and scanning whole Operations was a
-// fifth of the recorder's cost (docs/PERFORMANCE.md).
+// Operation's size: appending whole Operations was a sixth of the
+// recorder's cost, not counting the GC that scanned them
+// (docs/PERFORMANCE.md).
 type opLog struct {
 	chunks [][]record
 	n      int
