@@ -62,6 +62,16 @@ func (e *Execution) AppendJSON(dst []byte) ([]byte, error) {
 // UnmarshalJSON reads what MarshalJSON wrote, or what another implementation
 // wrote in any key order; unknown keys land in Extra.
 func (e *Execution) UnmarshalJSON(data []byte) error {
+	if decodeCanonicalExecution(data, e) {
+		return nil
+	}
+	return e.unmarshalGeneral(data)
+}
+
+// unmarshalGeneral is UnmarshalJSON for any document: the definition the
+// canonical form's direct reading (decodeCanonicalExecution) must agree
+// with.
+func (e *Execution) unmarshalGeneral(data []byte) error {
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(data, &raw); err != nil {
 		return fmt.Errorf("execution json: %w", err)

@@ -258,11 +258,11 @@ func (r *Reference) Load(_ context.Context, id string) (*Execution, error) {
 }
 
 func decodeExecution(data string) (*Execution, error) {
-	var e Execution
-	if err := json.Unmarshal([]byte(data), &e); err != nil {
+	e, err := DecodeExecution([]byte(data))
+	if err != nil {
 		return nil, fmt.Errorf("load: stored execution is not valid: %w", err)
 	}
-	return &e, nil
+	return e, nil
 }
 
 // LoadForEvent implements Store.

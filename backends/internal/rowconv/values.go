@@ -119,9 +119,9 @@ func Canonical(v any) (string, error) {
 
 // Execution decodes the data column of an executions row.
 func Execution(data string) (*model.Execution, error) {
-	var e model.Execution
-	if err := json.Unmarshal([]byte(data), &e); err != nil {
+	e, err := model.DecodeExecution([]byte(data))
+	if err != nil {
 		return nil, fmt.Errorf("stored execution is not valid: %w", err)
 	}
-	return &e, nil
+	return e, nil
 }
