@@ -59,6 +59,13 @@ func (p *canonScan) value(depth int) bool {
 }
 
 func (p *canonScan) object(depth int) bool {
+	return p.members(depth, nil)
+}
+
+// members moves past an object in the canonical form, keys strictly
+// ascending, and calls member, when set, with each key and its value's
+// bytes; false when the object is not in that form or member refuses.
+func (p *canonScan) members(depth int, member func(key, value []byte) bool) bool {
 	p.i++ // {
 	if p.peek() == '}' {
 		p.i++
@@ -75,7 +82,11 @@ func (p *canonScan) object(depth int) bool {
 			return false
 		}
 		p.i++
+		start := p.i
 		if !p.value(depth + 1) {
+			return false
+		}
+		if member != nil && !member(key, p.b[start:p.i]) {
 			return false
 		}
 		switch p.peek() {

@@ -35,45 +35,12 @@ func decodeCanonicalExecution(data []byte, out *Execution) bool {
 	if p.peek() != '{' {
 		return false
 	}
-	p.i++
 	var e Execution
-	if p.peek() == '}' {
-		p.i++
-		if p.i != len(data) {
-			return false
-		}
-		*out = e
-		return true
+	if !p.members(0, e.setMember) || p.i != len(data) {
+		return false
 	}
-	var prev []byte
-	for first := true; ; first = false {
-		key, ok := p.str()
-		if !ok || (!first && string(key) <= string(prev)) || p.peek() != ':' {
-			return false
-		}
-		prev = key
-		p.i++
-		start := p.i
-		if !p.value(1) {
-			return false
-		}
-		if !e.setMember(key, data[start:p.i]) {
-			return false
-		}
-		switch p.peek() {
-		case ',':
-			p.i++
-		case '}':
-			p.i++
-			if p.i != len(data) {
-				return false
-			}
-			*out = e
-			return true
-		default:
-			return false
-		}
-	}
+	*out = e
+	return true
 }
 
 // setMember sets the field key names to v, a canonical JSON value, and says
