@@ -157,22 +157,6 @@ func (ev Event) Canonical() (string, error) {
 	return CanonicalJSON(b)
 }
 
-// ParseEvent reads an event stored as JSON.
-func ParseEvent(s string) (Event, error) {
-	var ev Event
-	if err := json.Unmarshal([]byte(s), &ev); err != nil {
-		return Event{}, fmt.Errorf("event json: %w", err)
-	}
-	if len(ev.Data) > 0 {
-		c, err := CanonicalJSON(ev.Data)
-		if err != nil {
-			return Event{}, fmt.Errorf("event data: %w", err)
-		}
-		ev.Data = json.RawMessage(c)
-	}
-	return ev, nil
-}
-
 // Ptr returns a pointer to v; handy for the nullable fields.
 func Ptr[T any](v T) *T { return &v }
 

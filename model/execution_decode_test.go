@@ -93,14 +93,25 @@ func checkDecodeAgreement(t testing.TB, doc []byte) {
 	}
 	var viaJSON Execution
 	jsonErr := json.Unmarshal(doc, &viaJSON)
-	got, err := DecodeExecution(doc)
+	var got Execution
+	decoded, err := DecodeExecution(doc)
+	if decoded != nil {
+		got = *decoded
+	}
+	sameAnswer(t, string(doc), "DecodeExecution", got, err, "json.Unmarshal", viaJSON, jsonErr)
+}
+
+// sameAnswer fails t unless two readings of doc both failed with the same
+// error text, or both read the same value.
+func sameAnswer[T any](t testing.TB, doc, name string, got T, err error, wantName string, want T, wantErr error) {
+	t.Helper()
 	switch {
-	case (err == nil) != (jsonErr == nil):
-		t.Fatalf("%s: DecodeExecution's error %v, json.Unmarshal's %v", doc, err, jsonErr)
-	case err != nil && err.Error() != jsonErr.Error():
-		t.Fatalf("%s: DecodeExecution's error %q, json.Unmarshal's %q", doc, err, jsonErr)
-	case err == nil && !reflect.DeepEqual(*got, viaJSON):
-		t.Fatalf("%s: DecodeExecution gives %#v, json.Unmarshal %#v", doc, *got, viaJSON)
+	case (err == nil) != (wantErr == nil):
+		t.Fatalf("%s: %s's error %v, %s's %v", doc, name, err, wantName, wantErr)
+	case err != nil && err.Error() != wantErr.Error():
+		t.Fatalf("%s: %s's error %q, %s's %q", doc, name, err, wantName, wantErr)
+	case err == nil && !reflect.DeepEqual(got, want):
+		t.Fatalf("%s: %s gives %#v, %s %#v", doc, name, got, wantName, want)
 	}
 }
 
