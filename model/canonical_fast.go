@@ -62,6 +62,14 @@ func (p *canonScan) object(depth int) bool {
 	return p.members(depth, nil)
 }
 
+// canonicalMembers calls member with each key of data and its value's
+// bytes when data is one object in the canonical form with nothing around
+// it; false when it is not, or member refuses one.
+func canonicalMembers(data []byte, member func(key, value []byte) bool) bool {
+	p := canonScan{b: data}
+	return p.peek() == '{' && p.members(0, member) && p.i == len(data)
+}
+
 // members moves past an object in the canonical form, keys strictly
 // ascending, and calls member, when set, with each key and its value's
 // bytes; false when the object is not in that form or member refuses.

@@ -36,12 +36,8 @@ func parseEventGeneral(s string) (Event, error) {
 // parseCanonicalEvent reads data when it is an event in the canonical form
 // with no key but its own, and says whether it did.
 func parseCanonicalEvent(data []byte) (Event, bool) {
-	p := canonScan{b: data}
-	if p.peek() != '{' {
-		return Event{}, false
-	}
 	var ev Event
-	if !p.members(0, ev.setMember) || p.i != len(data) {
+	if !canonicalMembers(data, ev.setMember) {
 		return Event{}, false
 	}
 	return ev, true

@@ -31,12 +31,8 @@ func DecodeExecution(data []byte) (*Execution, error) {
 // in the canonical form with every contract field of its type, and says
 // whether it did; out is left as it was when it did not.
 func decodeCanonicalExecution(data []byte, out *Execution) bool {
-	p := canonScan{b: data}
-	if p.peek() != '{' {
-		return false
-	}
 	var e Execution
-	if !p.members(0, e.setMember) || p.i != len(data) {
+	if !canonicalMembers(data, e.setMember) {
 		return false
 	}
 	*out = e
