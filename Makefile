@@ -76,11 +76,15 @@ test:
 test-short:
 	$(GO) test -count=1 -short $(PKGS)
 
-## lint: formatting and vet.
+## lint: formatting, vet, and staticcheck where it is installed (it says NOT RUN where not:
+## go install honnef.co/go/tools/cmd/staticcheck@latest).
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) vet -tags storecheck_nocontainers ./backends/... ./cmd/storecheck-worker
+	@sc=$$(command -v staticcheck || echo "$$($(GO) env GOPATH)/bin/staticcheck"); \
+	if [ -x "$$sc" ]; then echo "$$sc $(PKGS)"; "$$sc" $(PKGS) && "$$sc" -tags storecheck_nocontainers ./backends/... ./cmd/storecheck-worker; \
+	else echo "lint: staticcheck NOT RUN: not installed (go install honnef.co/go/tools/cmd/staticcheck@latest)"; fi
 
 ## bench: Go benchmarks, benchstat-friendly (run twice or more and compare with benchstat).
 bench:

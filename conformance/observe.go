@@ -95,7 +95,7 @@ func observe(ctx context.Context, s model.Store, events ...string) (*model.Dump,
 		return nil, fmt.Errorf("observe: due_timers: %w", err)
 	}
 	for _, t := range timers {
-		d.Timers = append(d.Timers, model.TimerRow{ExecutionID: t.ExecutionID, Path: t.Path, FireAt: t.FireAt})
+		d.Timers = append(d.Timers, model.TimerRow(t))
 	}
 	d.Sort()
 	return d, nil

@@ -185,8 +185,11 @@ func (g *goroutineRun) round(ctx context.Context, k int) error {
 	// The stall: the clock passes the victim's lease while it is paused.
 	g.stalls++
 	g.clk.AdvanceTo(h.expires.Add(g.cfg.Lease / 4))
-	taker := fmt.Sprintf("taker-%02d", k)
-	if kind == sameWorker {
+	var taker string
+	switch kind {
+	case expiredOnly, otherWorker:
+		taker = fmt.Sprintf("taker-%02d", k)
+	case sameWorker:
 		taker = victim.id
 	}
 	if kind == expiredOnly {

@@ -201,7 +201,7 @@ func SpawnEntry(c []any) (model.SpawnEntry, error) {
 // DueTimer decodes a row of DueTimers (the timers columns).
 func DueTimer(c []any) (model.DueTimer, error) {
 	r, err := TimerRow(c)
-	return model.DueTimer{ExecutionID: r.ExecutionID, Path: r.Path, FireAt: r.FireAt}, err
+	return model.DueTimer(r), err
 }
 
 // TraceEntry decodes a row of ReadTrace: idx, entry as stored.

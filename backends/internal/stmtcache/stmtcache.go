@@ -166,7 +166,8 @@ func (c *conn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, e
 	if b, ok := c.inner.(driver.ConnBeginTx); ok {
 		return b.BeginTx(ctx, opts)
 	}
-	return c.inner.Begin() //nolint:staticcheck // the driver has nothing newer
+	//lint:ignore SA1019 the driver has nothing newer than Begin
+	return c.inner.Begin()
 }
 
 func (c *conn) Ping(ctx context.Context) error {
