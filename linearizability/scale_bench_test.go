@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storecheck/storecheck/internal/procgc"
 	"github.com/storecheck/storecheck/model"
 )
 
@@ -71,7 +72,9 @@ func BenchmarkCheckScale(b *testing.B) {
 // the matrix benchmark above does not include this case. With
 // STORECHECK_MILLION_HISTORY naming a file, the history is simulated into
 // it once and read from it after, so that before/after binaries can
-// alternate on the same file without simulating it each time.
+// alternate on the same file without simulating it each time. The check
+// runs with the garbage collector storecheck check sets
+// (procgc.ForCheck), unless GOGC is set.
 //
 //	go test -run '^$' -bench CheckMillion -benchtime 1x ./linearizability/
 func BenchmarkCheckMillion(b *testing.B) {
@@ -82,6 +85,7 @@ func BenchmarkCheckMillion(b *testing.B) {
 	if _, err := os.Stat(path); err != nil {
 		writeMillion(b, path)
 	}
+	b.Cleanup(procgc.ForCheck())
 	runtime.GC()
 	debug.FreeOSMemory()
 	peak := sampleHeld(b)

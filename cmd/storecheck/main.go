@@ -20,8 +20,10 @@ import (
 )
 
 func main() {
-	if _, isWorker := worker.Args(); isWorker || cli.RunsScenarios(os.Args[1:]) {
-		procgc.ForScenarios()
+	if _, isWorker := worker.Args(); isWorker {
+		procgc.Set(procgc.Scenarios)
+	} else {
+		procgc.Set(cli.GCProfile(os.Args[1:]))
 	}
 	// A worker process a scenario started plays its role and exits.
 	worker.Main(workers.Roles())

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/storecheck/storecheck/internal/procgc"
 	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/worker"
 )
@@ -36,9 +37,11 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, env *env, args []string) (int, error)
-	// scenarios marks a command that runs scenarios: a process that lives
-	// for seconds or minutes, busy on its cores throughout (RunsScenarios).
-	scenarios bool
+	// gc is what the command's process does, as far as its garbage
+	// collector is concerned (GCProfile): procgc.Scenarios for one that
+	// lives for seconds or minutes, busy on its cores throughout;
+	// procgc.Check for one that checks a saved history.
+	gc procgc.Profile
 }
 
 // env is what every command reads from and writes to.
@@ -62,35 +65,36 @@ func (e *env) renderReports(dir string) error {
 
 func commands() []command {
 	return []command{
-		{"run", "run scenarios against backends and write DIR/summary.json", runCommand, true},
-		{"qualify", "run the backend × scenario matrix a release is qualified on, and render the reports", qualifyCommand, true},
-		{"check", "re-check a saved history offline (exit 1 when it is not linearizable)", checkCommand, false},
-		{"replay", "re-run one run of a summary.json from its seed, backend, scenario and options", replayCommand, true},
-		{"scenarios", "list the scenarios, one line each", scenariosCommand, false},
-		{"backends", "list the backend URL forms, one line each", backendsCommand, false},
-		{"merge", "combine the summaries of the N shards of one plan (--shard K/N) into the whole plan's summary and reports", mergeCommand, false},
-		{"diff", "compare two summaries (BASE NEW): verdict changes per backend × scenario and figures beyond their thresholds, as Markdown; exit 1 on a regression", diffCommand, false},
-		{"soak", "measure false alarms: backends believed correct × scenarios × many seeds on a machine stress-ng loads; exit 1 on any false alarm", soakCommand, true},
-		{"version", "print storecheck's version, VCS revision and Go version", versionCommand, false},
-		{"mutants", "run the catalogue of deliberately broken stores; exit 1 if one survives or a correct backend is flagged", mutantsCommand, true},
-		{worker.Arg, "", workerCommand, true}, // hidden: the processes scenarios start, kill and stop
+		{"run", "run scenarios against backends and write DIR/summary.json", runCommand, procgc.Scenarios},
+		{"qualify", "run the backend × scenario matrix a release is qualified on, and render the reports", qualifyCommand, procgc.Scenarios},
+		{"check", "re-check a saved history offline (exit 1 when it is not linearizable)", checkCommand, procgc.Check},
+		{"replay", "re-run one run of a summary.json from its seed, backend, scenario and options", replayCommand, procgc.Scenarios},
+		{"scenarios", "list the scenarios, one line each", scenariosCommand, procgc.Defaults},
+		{"backends", "list the backend URL forms, one line each", backendsCommand, procgc.Defaults},
+		{"merge", "combine the summaries of the N shards of one plan (--shard K/N) into the whole plan's summary and reports", mergeCommand, procgc.Defaults},
+		{"diff", "compare two summaries (BASE NEW): verdict changes per backend × scenario and figures beyond their thresholds, as Markdown; exit 1 on a regression", diffCommand, procgc.Defaults},
+		{"soak", "measure false alarms: backends believed correct × scenarios × many seeds on a machine stress-ng loads; exit 1 on any false alarm", soakCommand, procgc.Scenarios},
+		{"version", "print storecheck's version, VCS revision and Go version", versionCommand, procgc.Defaults},
+		{"mutants", "run the catalogue of deliberately broken stores; exit 1 if one survives or a correct backend is flagged", mutantsCommand, procgc.Scenarios},
+		{worker.Arg, "", workerCommand, procgc.Scenarios}, // hidden: the processes scenarios start, kill and stop
 	}
 }
 
-// RunsScenarios reports whether the command line args (without the program
-// name) runs scenarios — run, qualify, replay, soak, mutants, or a worker
-// process a scenario started — so that the program can set its garbage
-// collector for a process busy on its cores for seconds or minutes.
-func RunsScenarios(args []string) bool {
+// GCProfile says what the command line args (without the program name)
+// has its process do, so that the program can set its garbage collector
+// for it: procgc.Scenarios for run, qualify, replay, soak, mutants and a
+// worker process a scenario started; procgc.Check for check; Go's
+// defaults for the rest.
+func GCProfile(args []string) procgc.Profile {
 	if len(args) == 0 {
-		return false
+		return procgc.Defaults
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			return c.scenarios
+			return c.gc
 		}
 	}
-	return false
+	return procgc.Defaults
 }
 
 // Main runs one storecheck command line, with the process's standard

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storecheck/storecheck/internal/procgc"
 	"github.com/storecheck/storecheck/linearizability/leases"
 	"github.com/storecheck/storecheck/reports"
 	"github.com/storecheck/storecheck/worker"
@@ -484,21 +485,23 @@ func TestMutantsQuiet(t *testing.T) {
 	}
 }
 
-// TestRunsScenarios: the commands that run scenarios get the garbage
-// collector tuned for them (cmd/storecheck); check, diff and the rest keep
-// Go's defaults (the million-operation check's memory is measured with
-// them).
-func TestRunsScenarios(t *testing.T) {
-	for args, want := range map[string]bool{
-		"qualify": true, "run": true, "soak": true, "mutants": true, "replay": true, worker.Arg: true,
-		"check": false, "diff": false, "merge": false, "help": false, "": false, "--seed": false,
+// TestGCProfile: the commands that run scenarios get the garbage collector
+// tuned for them, check the one tuned for checking a saved history (the
+// million-operation check's memory is measured with it), and diff, merge
+// and the rest keep Go's defaults (cmd/storecheck).
+func TestGCProfile(t *testing.T) {
+	for args, want := range map[string]procgc.Profile{
+		"qualify": procgc.Scenarios, "run": procgc.Scenarios, "soak": procgc.Scenarios, "mutants": procgc.Scenarios,
+		"replay": procgc.Scenarios, worker.Arg: procgc.Scenarios,
+		"check": procgc.Check,
+		"diff":  procgc.Defaults, "merge": procgc.Defaults, "help": procgc.Defaults, "": procgc.Defaults, "--seed": procgc.Defaults,
 	} {
 		var a []string
 		if args != "" {
 			a = []string{args, "--seed", "1"}
 		}
-		if got := RunsScenarios(a); got != want {
-			t.Errorf("RunsScenarios(%q) = %v; want %v", a, got, want)
+		if got := GCProfile(a); got != want {
+			t.Errorf("GCProfile(%q) = %v; want %v", a, got, want)
 		}
 	}
 }
