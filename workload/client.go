@@ -38,7 +38,7 @@ type worker struct {
 	due    []model.DueTimer    // what the last sweep saw, for stale deletes
 	flying *inflight           // the commits in flight, shared by the clients
 
-	answered func() // tells the stall watch a call returned in time; may be nil
+	watch *stallWatch // told of each call's start and answer in time; may be nil
 }
 
 func newWorker(idx int, cfg *Config, c *linearizability.Client, execs []string, flying *inflight) *worker {
@@ -87,16 +87,29 @@ func (w *worker) step(ctx context.Context, i int) error {
 	return steps[kind](ctx, w.execs[exec])
 }
 
-// op returns the context of one store call, and its cancel, to be called
-// as the call ends: a call that ended before its context did is an answer.
+// op returns the context of one store call that reads, and its cancel, to
+// be called as the call ends: a call that ended before its context did is
+// an answer.
 func (w *worker) op(ctx context.Context) (context.Context, context.CancelFunc) {
+	return w.call(ctx, false)
+}
+
+// writeOp is op for a call that changes the store (commit, save, append,
+// ack, delete): the stall watch also stops traffic whose writes alone go
+// unanswered.
+func (w *worker) writeOp(ctx context.Context) (context.Context, context.CancelFunc) {
+	return w.call(ctx, true)
+}
+
+func (w *worker) call(ctx context.Context, write bool) (context.Context, context.CancelFunc) {
 	octx, cancel := context.WithTimeout(ctx, w.cfg.OpTimeout)
-	if w.answered == nil {
+	if w.watch == nil {
 		return octx, cancel
 	}
+	w.watch.begun(write)
 	return octx, func() {
 		if octx.Err() == nil {
-			w.answered()
+			w.watch.answered(write)
 		}
 		cancel()
 	}
@@ -175,7 +188,7 @@ func (w *worker) commitFrom(ctx context.Context, exec string, from view, event *
 	if b.ProcessedEventID != nil {
 		w.remember(exec, *b.ProcessedEventID)
 	}
-	octx, cancel := w.op(ctx)
+	octx, cancel := w.writeOp(ctx)
 	defer cancel()
 	end := func(bool) {}
 	if b.ProcessedEventID != nil {
@@ -201,7 +214,7 @@ func (w *worker) save(ctx context.Context, exec string) error {
 		return err
 	}
 	token := w.token()
-	octx, cancel := w.op(ctx)
+	octx, cancel := w.writeOp(ctx)
 	defer cancel()
 	err = w.c.Save(octx, newExecution(exec, token, from, w.rng))
 	w.committed(exec, from, token, err)
@@ -315,7 +328,7 @@ func (w *worker) readTrace(ctx context.Context, exec string) error {
 }
 
 func (w *worker) appendTrace(ctx context.Context, exec string) error {
-	octx, cancel := w.op(ctx)
+	octx, cancel := w.writeOp(ctx)
 	defer cancel()
 	return w.c.AppendTrace(octx, exec, traceEntry(w.token(), "append"))
 }

@@ -32,9 +32,9 @@ func Drive(ctx context.Context, rec *linearizability.Recorder, cfg Config) (int,
 
 // drive runs the clients of a normalized cfg until the step budget or the
 // duration is spent, or ctx ends (an error, with the steps taken so far).
-// answered, when set, is told of every store call that returned within its
-// timeout.
-func drive(ctx context.Context, rec *linearizability.Recorder, cfg Config, answered func()) (int, error) {
+// watch, when set, is told of every store call that begins and of every
+// one that returned within its timeout.
+func drive(ctx context.Context, rec *linearizability.Recorder, cfg Config, watch *stallWatch) (int, error) {
 	execs := cfg.executionIDs()
 	deadline := time.Now().Add(cfg.Duration)
 	errs := make([]error, cfg.Clients)
@@ -48,7 +48,7 @@ func drive(ctx context.Context, rec *linearizability.Recorder, cfg Config, answe
 			c = rec.NewClient(linearizability.ClientOptions{Store: r, Replica: r.Name(), ReadYourWrites: r.ReadYourWrites()})
 		}
 		w := newWorker(cfg.FirstClient+i, &cfg, c, execs, flying)
-		w.answered = answered
+		w.watch = watch
 		wg.Go(func() {
 			errs[i] = w.run(ctx, deadline)
 			steps.Add(int64(w.done))

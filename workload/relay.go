@@ -50,7 +50,7 @@ func (w *worker) ack(ctx context.Context, seqs []int64, ack func(context.Context
 		}
 		seq := seqs[i]
 		seqs = append(seqs[:i], seqs[i+1:]...)
-		octx, cancel := w.op(ctx)
+		octx, cancel := w.writeOp(ctx)
 		err := ack(octx, seq)
 		cancel()
 		if err != nil {
@@ -80,7 +80,7 @@ func (w *worker) sweep(ctx context.Context, _ string) error {
 		} else {
 			t = due[w.rng.IntN(len(due))]
 		}
-		octx, cancel := w.op(ctx)
+		octx, cancel := w.writeOp(ctx)
 		err := w.c.DeleteTimer(octx, t.ExecutionID, t.Path, t.FireAt)
 		cancel()
 		if err != nil {

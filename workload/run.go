@@ -111,7 +111,7 @@ func driveWatched(ctx context.Context, rec *linearizability.Recorder, cfg Config
 		defer close(watched)
 		watch.run(traffic, stop)
 	}()
-	steps, err = drive(traffic, rec, cfg, watch.answered)
+	steps, err = drive(traffic, rec, cfg, watch)
 	stop(nil)
 	<-watched
 	stalled = context.Cause(traffic)

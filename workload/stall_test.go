@@ -14,12 +14,15 @@ import (
 
 // hangingStore answers its first loads and commits, then holds each one
 // until the caller gives up (a server that spins, say); slow delays every
-// answer. The runs below draw only loads and commits (stallMix).
+// answer. With writesOnly only commits hang, and loads are answered at once
+// (replicas that serve reads in front of a primary that takes no write).
+// The runs below draw only loads and commits (stallMix).
 type hangingStore struct {
 	model.Store
-	answer int64 // calls answered before the hang; 0 never hangs
-	slow   time.Duration
-	calls  atomic.Int64
+	answer     int64 // calls answered before the hang; 0 never hangs
+	slow       time.Duration
+	writesOnly bool
+	calls      atomic.Int64
 }
 
 func (s *hangingStore) wait(ctx context.Context) error {
@@ -38,6 +41,9 @@ func (s *hangingStore) wait(ctx context.Context) error {
 }
 
 func (s *hangingStore) Load(ctx context.Context, id string) (*model.Execution, error) {
+	if s.writesOnly {
+		return s.Store.Load(ctx, id)
+	}
 	if err := s.wait(ctx); err != nil {
 		return nil, err
 	}
@@ -75,6 +81,31 @@ func TestStalledStoreStopsTheTraffic(t *testing.T) {
 	}
 	if !errors.Is(res.NotRecovered, linearizability.ErrNotRecovered) {
 		t.Errorf("the store never answered again, yet NotRecovered = %v", res.NotRecovered)
+	}
+	if res.Verdict != linearizability.Ok {
+		t.Errorf("the history up to the stall is correct: verdict %s, %v", res.Verdict, res.Err)
+	}
+	t.Logf("%d steps; %v", res.Steps, res.Stalled)
+}
+
+// TestWriteStallStopsTheTraffic: a store that answers every read but no
+// write stops the traffic after the stall bound too (before, its reads kept
+// the watch content, and a run on a wedged sqld primary behind live
+// replicas went on for Ops × OpTimeout / Clients), as a stall of the
+// writes: ErrStalled, named so.
+func TestWriteStallStopsTheTraffic(t *testing.T) {
+	s := &hangingStore{Store: model.NewReference(model.DefaultConfig()), answer: 100, writesOnly: true}
+	cfg := Config{Clients: 4, Executions: 2, Ops: 100_000, Duration: time.Minute, Seed: 5, Mix: stallMix,
+		OpTimeout: 50 * time.Millisecond, StallBound: 400 * time.Millisecond, RecoveryBound: 300 * time.Millisecond}
+	res, err := Run(context.Background(), s, cfg)
+	if err != nil {
+		t.Fatalf("a store that takes no write is a finding, not an error: %v", err)
+	}
+	if !errors.Is(res.Stalled, ErrStalled) || !strings.Contains(res.Stalled.Error(), "answered no write within its 50ms timeout") {
+		t.Fatalf("Stalled = %v, want ErrStalled naming the writes and the call timeout", res.Stalled)
+	}
+	if res.Steps >= cfg.Ops {
+		t.Errorf("%d steps of %d: the traffic did not stop", res.Steps, cfg.Ops)
 	}
 	if res.Verdict != linearizability.Ok {
 		t.Errorf("the history up to the stall is correct: verdict %s, %v", res.Verdict, res.Err)
