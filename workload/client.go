@@ -108,9 +108,7 @@ func (w *worker) call(ctx context.Context, write bool) (context.Context, context
 	}
 	w.watch.begun(write)
 	return octx, func() {
-		if octx.Err() == nil {
-			w.watch.answered(write)
-		}
+		w.watch.ended(write, octx.Err() == nil)
 		cancel()
 	}
 }

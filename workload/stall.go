@@ -39,8 +39,10 @@ type stallWatch struct {
 	last             atomic.Int64 // time of the last answer, since start
 	// writeWaiting is 1 + the time, since start, at which a write began
 	// with no write answered since; 0 when none waits. A write answered in
-	// time clears it, and the next write to begin sets it again.
+	// time clears it, and the next write to begin sets it again. Writes in
+	// flight are counted: a write stall needs one waiting still.
 	writeWaiting atomic.Int64
+	writing      atomic.Int64
 }
 
 func newStallWatch(cfg Config) *stallWatch {
@@ -50,15 +52,21 @@ func newStallWatch(cfg Config) *stallWatch {
 // begun records that a call began; write says it changes the store.
 func (s *stallWatch) begun(write bool) {
 	if write {
+		s.writing.Add(1)
 		s.writeWaiting.CompareAndSwap(0, 1+int64(time.Since(s.start)))
 	}
 }
 
-// answered records that a call returned in time.
-func (s *stallWatch) answered(write bool) {
-	s.last.Store(int64(time.Since(s.start)))
+// ended records that a call ended, answered in time or not.
+func (s *stallWatch) ended(write, inTime bool) {
+	if inTime {
+		s.last.Store(int64(time.Since(s.start)))
+		if write {
+			s.writeWaiting.Store(0)
+		}
+	}
 	if write {
-		s.writeWaiting.Store(0)
+		s.writing.Add(-1)
 	}
 }
 
@@ -79,7 +87,7 @@ func (s *stallWatch) run(ctx context.Context, stop context.CancelCauseFunc) {
 				ErrStalled, s.opTimeout, since.Seconds(), now.Seconds(), s.bound))
 			return
 		}
-		if w := s.writeWaiting.Load(); w != 0 && now-time.Duration(w-1) > s.bound {
+		if w := s.writeWaiting.Load(); w != 0 && now-time.Duration(w-1) > s.bound && s.writing.Load() > 0 {
 			stop(writeStall{fmt.Sprintf("the store answered no write within its %v timeout from %.1fs to %.1fs of the traffic (more than %v; reads were answered), and the traffic stopped there",
 				s.opTimeout, time.Duration(w-1).Seconds(), now.Seconds(), s.bound)})
 			return

@@ -130,3 +130,34 @@ func TestSlowStoreIsNotAStall(t *testing.T) {
 		t.Errorf("a stall bound no longer than the call timeout: %v", err)
 	}
 }
+
+// A write that timed out with none after it, while reads go on being
+// answered, is no stall of the writes: none waits. One that waits is.
+func TestWriteStallNeedsAWriteWaiting(t *testing.T) {
+	watch := &stallWatch{bound: 100 * time.Millisecond, opTimeout: 10 * time.Millisecond, start: time.Now()}
+	watch.begun(true)
+	watch.ended(true, false) // timed out; no write since
+	reads, stopReads := context.WithCancel(context.Background())
+	defer stopReads()
+	go func() {
+		for reads.Err() == nil {
+			watch.begun(false)
+			watch.ended(false, true)
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	watchFor := func(d time.Duration) error {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		defer cancel()
+		var cause error
+		watch.run(ctx, func(err error) { cause = err })
+		return cause
+	}
+	if err := watchFor(400 * time.Millisecond); err != nil {
+		t.Fatalf("no write waiting, reads answered: %v", err)
+	}
+	watch.begun(true) // waits, unanswered
+	if err := watchFor(2 * time.Second); !errors.Is(err, ErrStalled) || !strings.Contains(err.Error(), "no write") {
+		t.Errorf("a write waiting past the bound: %v; want a stall of the writes", err)
+	}
+}
