@@ -60,15 +60,21 @@ func (s *hangingStore) Commit(ctx context.Context, exe *model.Execution, b model
 // stallMix draws the steps that call only Load and Commit.
 var stallMix = Mix{Commit: 3, Load: 1}
 
+// stallConfig is the workload of the stall runs: short call timeouts and
+// stall bound, and far more steps than the traffic should take. Duration
+// is a backstop only: the stall must end the traffic first.
+func stallConfig() Config {
+	return Config{Clients: 4, Executions: 2, Ops: 100_000, Duration: time.Minute, Seed: 5, Mix: stallMix,
+		OpTimeout: 50 * time.Millisecond, StallBound: 400 * time.Millisecond, RecoveryBound: 300 * time.Millisecond}
+}
+
 // TestStalledStoreStopsTheTraffic: a store that stops answering stops the
 // traffic after the stall bound instead of running every planned step into
 // its timeout; the stall is a finding (Result.Stalled), and what was
 // recorded is still healed and checked.
 func TestStalledStoreStopsTheTraffic(t *testing.T) {
 	s := &hangingStore{Store: model.NewReference(model.DefaultConfig()), answer: 200}
-	// Duration is a backstop only: the stall must end the traffic first.
-	cfg := Config{Clients: 4, Executions: 2, Ops: 100_000, Duration: time.Minute, Seed: 5, Mix: stallMix,
-		OpTimeout: 50 * time.Millisecond, StallBound: 400 * time.Millisecond, RecoveryBound: 300 * time.Millisecond}
+	cfg := stallConfig()
 	res, err := Run(context.Background(), s, cfg)
 	if err != nil {
 		t.Fatalf("a stalled store is a finding, not an error: %v", err)
@@ -95,8 +101,7 @@ func TestStalledStoreStopsTheTraffic(t *testing.T) {
 // writes: ErrStalled, named so.
 func TestWriteStallStopsTheTraffic(t *testing.T) {
 	s := &hangingStore{Store: model.NewReference(model.DefaultConfig()), answer: 100, writesOnly: true}
-	cfg := Config{Clients: 4, Executions: 2, Ops: 100_000, Duration: time.Minute, Seed: 5, Mix: stallMix,
-		OpTimeout: 50 * time.Millisecond, StallBound: 400 * time.Millisecond, RecoveryBound: 300 * time.Millisecond}
+	cfg := stallConfig()
 	res, err := Run(context.Background(), s, cfg)
 	if err != nil {
 		t.Fatalf("a store that takes no write is a finding, not an error: %v", err)
